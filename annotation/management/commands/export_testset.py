@@ -1,0 +1,25 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.release_io import FORMAT_FILES
+from annotation.services.errors import UserError
+from annotation.services.testset_export import testset_export
+
+
+class Command(BaseCommand):
+    help = "Write a frozen release (tsv = TSV + human_scores.jsonl, jsonl, csv) and its manifest to a directory."
+
+    def add_arguments(self, parser):
+        parser.add_argument("release")
+        parser.add_argument("--format", action="append", choices=list(FORMAT_FILES), dest="formats",
+                            help="repeat for several formats (default: all)")
+        parser.add_argument("--out", type=Path, required=True)
+
+    def handle(self, *args, **o):
+        try:
+            paths = testset_export(name=o["release"], formats=o["formats"] or list(FORMAT_FILES), out_dir=o["out"])
+        except UserError as exc:
+            raise CommandError(str(exc)) from None
+        for path in paths:
+            self.stdout.write(str(path))

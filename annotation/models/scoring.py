@@ -1,0 +1,120 @@
+"""Who scores, the scores they give, and the thresholds that turn scores into decisions."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class AnnotatorProvider(models.TextChoices):
+    INTERNAL = "internal", "internal account"
+    IMPORTED = "imported", "imported scores"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+    PROLIFIC = "prolific", "Prolific"
+    LINK = "link", "link-based crowd"
+
+
+class Annotator(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="annotator"
+    )
+    provider = models.CharField(max_length=16, choices=AnnotatorProvider.choices)
+    external_id = models.CharField(max_length=255, help_text="Worker id on the provider; the username for internal.")
+    display_name = models.CharField(max_length=255, blank=True)
+    is_blocked = models.BooleanField(default=False)
+    # Blocking stops new work; excluding also drops this annotator's scores from filtering.
+    scores_excluded = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["provider", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="annotator_unique_external_id"),
+            models.CheckConstraint(
+                condition=~Q(provider="internal") | Q(user__isnull=False), name="annotator_internal_has_user"
+            ),
+            models.CheckConstraint(
+                condition=Q(provider__in=[p.value for p in AnnotatorProvider]), name="annotator_provider_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or f"{self.provider}:{self.external_id}"
+
+
+class Score(models.Model):
+    MIN_VALUE = 0
+    MAX_VALUE = 5
+
+    candidate = models.ForeignKey("annotation.Candidate", on_delete=models.CASCADE, related_name="scores")
+    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="scores")
+    value = models.PositiveSmallIntegerField()
+    assignment_ref = models.CharField(
+        max_length=255, blank=True, help_text="Provider assignment (e.g. MTurk AssignmentId) the score came with."
+    )
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["candidate_id", "annotator_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["candidate", "annotator"], name="score_one_per_annotator"),
+            models.CheckConstraint(condition=Q(value__gte=0) & Q(value__lte=5), name="score_value_0_5"),
+        ]
+        indexes = [models.Index(fields=["annotator", "created_at"], name="score_annotator_time")]
+
+    def __str__(self) -> str:
+        return f"{self.value} by {self.annotator_id} on {self.candidate_id}"
+
+
+class FilterRules(models.Model):
+    """One immutable version of the thresholds of Sato et al. §3.1.
+
+    A false candidate is dropped as *acceptable* when at least ``acceptable_min_count``
+    annotators gave it ``acceptable_min_score`` or more, and as *ungrammatical* when at least
+    ``ungrammatical_min_count`` gave it ``ungrammatical_max_score`` or less. A question is
+    dropped when at least ``ground_truth_low_min_count`` annotators gave its ground truth
+    ``ground_truth_low_max_score`` or less.
+    """
+
+    version = models.PositiveIntegerField(unique=True)
+    acceptable_min_score = models.PositiveSmallIntegerField(default=3)
+    acceptable_min_count = models.PositiveSmallIntegerField(default=3)
+    ungrammatical_max_score = models.PositiveSmallIntegerField(default=0)
+    ungrammatical_min_count = models.PositiveSmallIntegerField(default=3)
+    ground_truth_low_max_score = models.PositiveSmallIntegerField(default=3)
+    ground_truth_low_min_count = models.PositiveSmallIntegerField(default=3)
+    note = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    THRESHOLD_FIELDS = (
+        "acceptable_min_score",
+        "acceptable_min_count",
+        "ungrammatical_max_score",
+        "ungrammatical_min_count",
+        "ground_truth_low_max_score",
+        "ground_truth_low_min_count",
+    )
+
+    class Meta:
+        ordering = ["-version"]
+        verbose_name_plural = "filter rules"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(acceptable_min_score__lte=5)
+                & Q(ungrammatical_max_score__lte=5)
+                & Q(ground_truth_low_max_score__lte=5),
+                name="filterrules_scores_0_5",
+            ),
+            models.CheckConstraint(
+                condition=Q(acceptable_min_count__gte=1)
+                & Q(ungrammatical_min_count__gte=1)
+                & Q(ground_truth_low_min_count__gte=1),
+                name="filterrules_counts_ge_1",
+            ),
+        ]
+
+    def thresholds(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.THRESHOLD_FIELDS}
+
+    def __str__(self) -> str:
+        return f"rules v{self.version}"

@@ -1,0 +1,146 @@
+"""Reads: filter decisions, previews, agreement tables, jobs."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Q, QuerySet
+
+from annotation.agreement import N_CATEGORIES, agreement_summary
+from annotation.models import Candidate, Dataset, FilterRules, Job, JobStatus, Score, job_cache_key
+from annotation.rules import (
+    FalseDecision,
+    GroundTruthDecision,
+    QuestionPool,
+    ScoreCounts,
+    decide_false_candidate,
+    decide_ground_truth,
+    plan_questions,
+)
+
+
+def filter_rules_current() -> FilterRules:
+    """The newest rules version (version 1, the paper's defaults, is created by a migration)."""
+    return FilterRules.objects.order_by("-version").first() or FilterRules(version=0)
+
+
+def filter_rules_get(*, version: int | None) -> FilterRules:
+    if version is None:
+        return filter_rules_current()
+    return FilterRules.objects.get(version=version)
+
+
+def candidate_score_counts(*, dataset: Dataset, rules: FilterRules) -> QuerySet:
+    """Per candidate of the dataset's original questions: how many scores, and how many meet each
+    rule's score condition. One aggregate query; scores of excluded annotators do not count."""
+    valid = Q(scores__annotator__scores_excluded=False)
+    return (
+        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True)
+        .values("id", "question_id", "is_ground_truth")
+        .annotate(
+            n_scores=Count("scores", filter=valid),
+            n_acceptable=Count("scores", filter=valid & Q(scores__value__gte=rules.acceptable_min_score)),
+            n_ungrammatical=Count("scores", filter=valid & Q(scores__value__lte=rules.ungrammatical_max_score)),
+            n_low=Count("scores", filter=valid & Q(scores__value__lte=rules.ground_truth_low_max_score)),
+        )
+        .order_by("question_id", "id")
+    )
+
+
+def question_pools(*, dataset: Dataset, rules: FilterRules) -> dict[int, QuestionPool]:
+    """Decisions for every original question of the dataset, in question order."""
+    planned = dataset.annotators_per_item
+    pools: dict[int, QuestionPool] = {}
+    for row in candidate_score_counts(dataset=dataset, rules=rules).iterator(chunk_size=5000):
+        pool = pools.get(row["question_id"])
+        if pool is None:
+            pool = pools[row["question_id"]] = QuestionPool(question_id=row["question_id"])
+        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        if row["is_ground_truth"]:
+            pool.ground_truth_id = row["id"]
+            pool.ground_truth = decide_ground_truth(counts, rules, planned)
+            continue
+        decision = decide_false_candidate(counts, rules, planned)
+        pool.decisions[decision] = pool.decisions.get(decision, 0) + 1
+        if decision == FalseDecision.KEPT:
+            pool.kept.append(row["id"])
+        elif decision == FalseDecision.ACCEPTABLE and decide_ground_truth(counts, rules, planned) == GroundTruthDecision.PASSED:
+            pool.acceptable_as_ground_truth.append(row["id"])
+    return pools
+
+
+@dataclass
+class FilterPreview:
+    dataset: str
+    rules_version: int
+    false_per_question: int
+    questions: int = 0
+    candidates: int = 0
+    candidates_by_decision: dict[str, int] = field(default_factory=dict)
+    questions_by_ground_truth: dict[str, int] = field(default_factory=dict)
+    questions_too_few_false: int = 0
+    buildable_questions: int = 0
+    buildable_derived_questions: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def filter_preview(*, dataset: Dataset, rules: FilterRules, false_per_question: int = 3) -> FilterPreview:
+    """Dry run of the filter rules and the question builder: what each rule removes and how many
+    questions a release built now would have."""
+    preview = FilterPreview(dataset=dataset.name, rules_version=rules.version, false_per_question=false_per_question)
+    preview.candidates_by_decision = {d.value: 0 for d in FalseDecision}
+    preview.questions_by_ground_truth = {d.value: 0 for d in GroundTruthDecision}
+    for pool in question_pools(dataset=dataset, rules=rules).values():
+        preview.questions += 1
+        preview.questions_by_ground_truth[pool.ground_truth] += 1
+        for decision, n in pool.decisions.items():
+            preview.candidates_by_decision[decision] += n
+            preview.candidates += n
+        if pool.ground_truth == GroundTruthDecision.PASSED and len(pool.kept) < false_per_question:
+            preview.questions_too_few_false += 1
+        plan = plan_questions(pool, false_per_question=false_per_question)
+        preview.buildable_questions += len(plan)
+        preview.buildable_derived_questions += sum(1 for p in plan if p.derived)
+    return preview
+
+
+def score_category_table(*, scores: QuerySet) -> np.ndarray:
+    """Items x 6 table: for each scored candidate, how many annotators gave 0, 1, ..., 5.
+
+    Aggregated in the database: one row per candidate comes back, never one per score.
+    """
+    aggregates = {f"c{v}": Count("id", filter=Q(value=v)) for v in range(N_CATEGORIES)}
+    rows = scores.values("candidate_id").annotate(**aggregates).order_by("candidate_id").values_list(*aggregates)
+    table = np.fromiter((v for row in rows.iterator(chunk_size=10000) for v in row), dtype=np.int64)
+    return table.reshape(-1, N_CATEGORIES)
+
+
+def dataset_agreement(*, dataset: Dataset) -> dict:
+    scores = Score.objects.filter(candidate__question__dataset=dataset, annotator__scores_excluded=False)
+    return {"dataset": dataset.name, **agreement_summary(score_category_table(scores=scores))}
+
+
+def candidates_agreement(*, candidate_ids: list[int]) -> dict:
+    # Chunked: SQLite limits the number of query parameters.
+    tables = []
+    for start in range(0, len(candidate_ids), 5000):
+        chunk = candidate_ids[start : start + 5000]
+        tables.append(score_category_table(scores=Score.objects.filter(candidate_id__in=chunk,
+                                                                        annotator__scores_excluded=False)))
+    return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
+
+
+def job_live_progress(*, job: Job) -> dict:
+    """Progress as a worker last reported it: the cache while running (an import's own
+    transaction hides its writes), the row otherwise."""
+    values = {"progress": job.progress, "done_count": job.done_count, "total_count": job.total_count,
+              "failed_count": job.failed_count}
+    if job.status == JobStatus.RUNNING:
+        values.update(cache.get(job_cache_key(job.pk, "progress")) or {})
+    return values
+
+
+def jobs_recent(*, limit: int = 50) -> QuerySet:
+    return Job.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]

@@ -1,0 +1,45 @@
+"""What each annotation job kind runs: unpack the Job's params and call the service."""
+
+from pathlib import Path
+
+from annotation.models import Job, JobKind
+
+from .dialogue_import import dialogues_import
+from .jobs import JobProgress
+from .score_import import scores_import
+from .testset_build import testset_build
+from .testset_import import testset_import
+
+
+def import_dialogues(job: Job, progress: JobProgress) -> dict:
+    p = job.params
+    return dialogues_import(path=Path(p["path"]), fmt=p["format"], dataset_name=p["dataset"],
+                            context_turns=p.get("context_turns", 3), encoding=p.get("encoding", "utf-8"),
+                            progress=progress)
+
+
+def import_testset(job: Job, progress: JobProgress) -> dict:
+    p = job.params
+    return testset_import(tsv_path=Path(p["path"]), scores_path=Path(p["scores_path"]) if p.get("scores_path") else None,
+                          dataset_name=p["dataset"], context_turns=p.get("context_turns", 3),
+                          encoding=p.get("encoding", "utf-8"), progress=progress)
+
+
+def import_scores(job: Job, progress: JobProgress) -> dict:
+    p = job.params
+    return scores_import(path=Path(p["path"]), encoding=p.get("encoding", "utf-8"), progress=progress)
+
+
+def build_testset(job: Job, progress: JobProgress) -> dict:
+    p = job.params
+    testset = testset_build(dataset_name=p["dataset"], name=p["name"], false_per_question=p.get("false_per_question", 3),
+                            seed=p.get("seed", 0), rules_version=p.get("rules_version"), progress=progress)
+    return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
+
+
+HANDLERS = {
+    JobKind.IMPORT_DIALOGUES: import_dialogues,
+    JobKind.IMPORT_TESTSET: import_testset,
+    JobKind.IMPORT_SCORES: import_scores,
+    JobKind.BUILD_TESTSET: build_testset,
+}

@@ -1,0 +1,164 @@
+"""Background jobs: creation, hand-off to Celery, claiming, progress and completion.
+
+Each job kind has one thin Celery task that calls ``job_execute`` with its service. The
+Job row is the record; a redelivered or duplicated message finds the row already claimed
+(or finished) and does nothing.
+"""
+
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from annotation.models import Job, JobKind, JobStatus, job_cache_key
+
+from .errors import JobCancelled, UserError
+
+logger = logging.getLogger(__name__)
+
+# kind -> (dotted path of its Celery task, queue)
+JOB_TASKS: dict[str, tuple[str, str]] = {
+    JobKind.IMPORT_DIALOGUES: ("annotation.tasks.import_dialogues_job", "default"),
+    JobKind.IMPORT_REPOSITORY: ("retrieval.tasks.import_repository_job", "default"),
+    JobKind.IMPORT_TESTSET: ("annotation.tasks.import_testset_job", "default"),
+    JobKind.IMPORT_SCORES: ("annotation.tasks.import_scores_job", "default"),
+    JobKind.BUILD_TESTSET: ("annotation.tasks.build_testset_job", "default"),
+}
+
+_PROGRESS_EVERY_SECONDS = 1.0
+
+
+def job_create(*, kind: str, params: dict, created_by=None, enqueue: bool = True) -> Job:
+    """Record a job and hand it to a worker once the surrounding transaction commits."""
+    if kind not in JOB_TASKS:
+        raise ValueError(f"unknown job kind {kind!r}")
+    job = Job.objects.create(kind=kind, params=params, created_by=created_by)
+    if enqueue:
+        job_enqueue(job_id=job.pk, kind=kind)
+    return job
+
+
+def job_enqueue(*, job_id: int, kind: str) -> None:
+    task_path, queue = JOB_TASKS[kind]
+
+    def send() -> None:
+        import_string(task_path).apply_async(args=[job_id], queue=queue)
+
+    transaction.on_commit(send)
+
+
+def job_claim(*, job_id: int) -> Job | None:
+    """Take the job for this worker: pending, or running with a dead worker (stale heartbeat).
+
+    Returns None when another worker holds it or it has finished.
+    """
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.WELLCHOSEN_JOB_STALE_AFTER)
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or job.is_finished:
+        return None
+    if job.status == JobStatus.RUNNING and _alive_since(job) >= stale_before:
+        return None
+    claimed = (
+        Job.objects.filter(pk=job_id, attempts=job.attempts)
+        .filter(Q(status=JobStatus.PENDING) | Q(status=JobStatus.RUNNING))
+        .update(status=JobStatus.RUNNING, started_at=job.started_at or now, heartbeat_at=now,
+                attempts=F("attempts") + 1, error="")
+    )
+    if not claimed:
+        return None
+    job.refresh_from_db()
+    cache.set(job_cache_key(job_id, "heartbeat"), now.timestamp(), timeout=None)
+    return job
+
+
+def _alive_since(job: Job):
+    beats = [job.heartbeat_at or job.started_at or job.created_at]
+    cached = cache.get(job_cache_key(job.pk, "heartbeat"))
+    if cached is not None:
+        beats.append(datetime.fromtimestamp(cached, tz=UTC))
+    return max(beats)
+
+
+class JobProgress:
+    """Progress and cancellation for a running job.
+
+    Imports run inside one transaction, so what they write to the Job row is invisible
+    until the end (and on SQLite would contend for the write lock). Progress therefore goes
+    to the cache always and to the row only when no transaction is open.
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self._last_write = 0.0
+
+    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_write < _PROGRESS_EVERY_SECONDS:
+            return
+        self._last_write = now
+        percent = min(100, int(done * 100 / total)) if total else 0
+        values = {"progress": percent, "done_count": done, "total_count": total, "failed_count": failed}
+        cache.set(job_cache_key(self.job.pk, "progress"), values, timeout=24 * 3600)
+        cache.set(job_cache_key(self.job.pk, "heartbeat"), timezone.now().timestamp(), timeout=None)
+        if not transaction.get_connection().in_atomic_block:
+            Job.objects.filter(pk=self.job.pk).update(heartbeat_at=timezone.now(), **values)
+        if self.cancel_requested():
+            raise JobCancelled()
+
+    def cancel_requested(self) -> bool:
+        if cache.get(job_cache_key(self.job.pk, "cancel")):
+            return True
+        if transaction.get_connection().in_atomic_block:
+            return False
+        return Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+
+
+def job_execute(*, job_id: int, handler: Callable[[Job, JobProgress], dict]) -> None:
+    """Claim the job, run its service and record the outcome. Never raises for job errors."""
+    job = job_claim(job_id=job_id)
+    if job is None:
+        logger.info("job %s not claimed (finished or held by a live worker)", job_id)
+        return
+    progress = JobProgress(job)
+    try:
+        result = handler(job, progress)
+    except JobCancelled:
+        _finish(job, status=JobStatus.CANCELLED, error="cancelled on request; nothing was kept")
+    except UserError as exc:
+        _finish(job, status=JobStatus.FAILED, error=str(exc))
+    except Exception as exc:  # a bug or an outage: keep the trace for the researcher
+        logger.exception("job %s (%s) failed", job_id, job.kind)
+        _finish(job, status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+    else:
+        _finish(job, status=JobStatus.SUCCEEDED, result=result or {})
+
+
+def _finish(job: Job, *, status: str, error: str = "", result: dict | None = None) -> None:
+    values = {"status": status, "error": error, "finished_at": timezone.now(), "heartbeat_at": timezone.now()}
+    if result is not None:
+        values["result"] = result
+        values["progress"] = 100
+        counts = cache.get(job_cache_key(job.pk, "progress")) or {}
+        values.update({k: v for k, v in counts.items() if k != "progress"})
+    # Only the attempt that claimed the job may finish it (a takeover bumps attempts).
+    Job.objects.filter(pk=job.pk, attempts=job.attempts, status=JobStatus.RUNNING).update(**values)
+    cache.delete_many([job_cache_key(job.pk, "progress"), job_cache_key(job.pk, "cancel"), job_cache_key(job.pk, "heartbeat")])
+
+
+def job_cancel(*, job_id: int) -> Job:
+    """Ask a job to stop. A pending job is cancelled at once; a running one at its next progress report."""
+    cache.set(job_cache_key(job_id, "cancel"), True, timeout=24 * 3600)
+    Job.objects.filter(pk=job_id, status=JobStatus.PENDING).update(
+        status=JobStatus.CANCELLED, finished_at=timezone.now(), error="cancelled before it started"
+    )
+    Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(cancel_requested=True)
+    return Job.objects.get(pk=job_id)

@@ -1,0 +1,116 @@
+"""import_scores: generic CSV ``question_id,candidate_id,annotator,score`` from elsewhere.
+
+Ids are WellChosen's own (as in the JSONL and CSV exports). ``annotator`` is
+``provider:external_id`` (e.g. ``mturk:A1B2C3``) or a bare id, taken as provider
+"imported". Re-importing the same file changes nothing; a different value for an
+existing (candidate, annotator) pair is an error: scores are never overwritten.
+"""
+
+import csv
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.models import Candidate, Score
+
+from .annotators import annotators_by_label
+from .errors import ImportFileError, UserError
+from .jobs import JobProgress
+from .lines import LineReader, decode_field
+
+COLUMNS = ("question_id", "candidate_id", "annotator", "score")
+
+
+def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress | None = None) -> dict:
+    path = Path(path)
+    reader = LineReader(path, max_bytes=1 << 16)
+    report = {"rows": 0, "created": 0, "unchanged": 0}
+    seen: set[tuple[int, str]] = set()
+    columns: dict[str, int] | None = None
+    batch: list[tuple[int, int, int, str, int]] = []
+    with transaction.atomic():
+        for line in reader:
+            if line.too_long:
+                raise ImportFileError(path, line.number, None, "line is too long")
+            text = decode_field(line.data, path=path, line=line.number, field="(line)", encoding=encoding)
+            if not text.strip():
+                continue
+            row = next(csv.reader([text]))
+            if columns is None:
+                columns = _header(row, path=path, line=line.number)
+                continue
+            batch.append(_parse_row(row, columns=columns, path=path, line=line.number, seen=seen))
+            if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
+                _flush(batch, path=path, report=report)
+                batch = []
+            if progress:
+                progress.update(done=reader.position(), total=reader.size)
+        if columns is None:
+            raise UserError(f"{path.name}: empty file; expected the header {','.join(COLUMNS)}")
+        if batch:
+            _flush(batch, path=path, report=report)
+    return report
+
+
+def _header(row: list[str], *, path: Path, line: int) -> dict[str, int]:
+    names = [name.strip().lower() for name in row]
+    missing = [c for c in COLUMNS if c not in names]
+    if missing:
+        raise ImportFileError(path, line, None, f"header lacks column(s) {', '.join(missing)}; expected {','.join(COLUMNS)}")
+    return {c: names.index(c) for c in COLUMNS}
+
+
+def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, int, int, str, int]:
+    if len(row) < len(columns):
+        raise ImportFileError(path, line, None, f"expected {len(COLUMNS)} comma-separated fields, found {len(row)}")
+    values = {}
+    for name in ("question_id", "candidate_id", "score"):
+        raw = row[columns[name]].strip()
+        try:
+            values[name] = int(raw)
+        except ValueError:
+            raise ImportFileError(path, line, name, f"{raw!r} is not an integer") from None
+    if not 0 <= values["score"] <= 5:
+        raise ImportFileError(path, line, "score", f"{values['score']} is outside 0-5")
+    annotator = row[columns["annotator"]].strip()
+    if not annotator:
+        raise ImportFileError(path, line, "annotator", "is empty")
+    key = (values["candidate_id"], annotator)
+    if key in seen:
+        raise ImportFileError(path, line, "annotator", f"{annotator!r} scores candidate {key[0]} a second time in this file")
+    seen.add(key)
+    return line, values["question_id"], values["candidate_id"], annotator, values["score"]
+
+
+def _flush(batch, *, path: Path, report: dict) -> None:
+    candidate_ids = {candidate_id for _, _, candidate_id, _, _ in batch}
+    question_of = dict(Candidate.objects.filter(pk__in=candidate_ids).values_list("pk", "question_id"))
+    annotators = annotators_by_label(labels={label for _, _, _, label, _ in batch})
+    existing = {
+        (candidate_id, annotator_id): value
+        for candidate_id, annotator_id, value in Score.objects.filter(
+            candidate_id__in=candidate_ids, annotator__in=list(annotators.values())
+        ).values_list("candidate_id", "annotator_id", "value")
+    }
+    new_scores = []
+    for line, question_id, candidate_id, label, value in batch:
+        if candidate_id not in question_of:
+            raise ImportFileError(path, line, "candidate_id", f"no candidate {candidate_id}")
+        if question_of[candidate_id] != question_id:
+            raise ImportFileError(path, line, "question_id",
+                                  f"candidate {candidate_id} belongs to question {question_of[candidate_id]}, not {question_id}")
+        annotator = annotators.get(label)
+        if annotator is None:
+            raise ImportFileError(path, line, "annotator", f"no internal annotator {label!r} (create the account first)")
+        old = existing.get((candidate_id, annotator.pk))
+        if old is None:
+            new_scores.append(Score(candidate_id=candidate_id, annotator=annotator, value=value))
+        elif old == value:
+            report["unchanged"] += 1
+        else:
+            raise ImportFileError(path, line, "score",
+                                  f"{label} already gave candidate {candidate_id} a {old}; scores are never overwritten")
+    Score.objects.bulk_create(new_scores)
+    report["rows"] += len(batch)
+    report["created"] += len(new_scores)

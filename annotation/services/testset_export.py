@@ -1,0 +1,44 @@
+"""export_testset: write a frozen release to a directory and check it against its manifest."""
+
+import hashlib
+import os
+from pathlib import Path
+
+from annotation.models import TestSet
+from annotation.release_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
+
+from .errors import UserError
+
+
+def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path]:
+    """Write the files of each format plus the manifest. Every file's sha256 must equal the
+    one recorded when the release was built; a mismatch means the release was altered."""
+    testset = TestSet.objects.select_related("dataset").filter(name=name).first()
+    if testset is None:
+        raise UserError(f"no release {name!r}")
+    unknown = [f for f in formats if f not in FORMAT_FILES]
+    if unknown:
+        raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for kind in [k for f in formats for k in FORMAT_FILES[f]]:
+        target = out_dir / export_filename(testset, kind)
+        expected = testset.manifest["files"][kind]["sha256"]
+        digest = hashlib.sha256()
+        partial = target.with_name(target.name + ".partial")
+        with open(partial, "wb") as handle:
+            for chunk in render_export(testset, kind):
+                data = chunk.encode("utf-8")
+                digest.update(data)
+                handle.write(data)
+        if digest.hexdigest() != expected:
+            partial.unlink()
+            raise UserError(f"release {name!r}: {target.name} does not match its manifest (sha256 "
+                            f"{digest.hexdigest()} != {expected}); the release was altered after it was built")
+        os.replace(partial, target)  # readers never see a half-written file
+        written.append(target)
+    manifest = out_dir / f"{testset.name}.manifest.json"
+    manifest.write_bytes(manifest_bytes(testset))
+    written.append(manifest)
+    return written

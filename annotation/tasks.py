@@ -1,0 +1,27 @@
+"""Thin Celery tasks: load the job by id and run its service (see services.jobs.job_execute)."""
+
+from celery import shared_task
+
+from annotation.models import JobKind
+from annotation.services.job_handlers import HANDLERS
+from annotation.services.jobs import job_execute
+
+
+@shared_task(acks_late=True)
+def import_dialogues_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.IMPORT_DIALOGUES])
+
+
+@shared_task(acks_late=True)
+def import_testset_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.IMPORT_TESTSET])
+
+
+@shared_task(acks_late=True)
+def import_scores_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.IMPORT_SCORES])
+
+
+@shared_task(acks_late=True)
+def build_testset_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.BUILD_TESTSET])

@@ -1,0 +1,49 @@
+"""Text normalisation shared by imports, de-duplication and retrieval.
+
+Two utterances are "the same" when they differ only in case, Unicode form, spacing or
+punctuation: DailyDialog is tokenised ("Say , Jim , how about ... ?") while subtitles are
+not ("Say, Jim, how about...?"), and both must meet in one repository.
+"""
+
+import hashlib
+import re
+import unicodedata
+
+_WORD = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+# Subtitle and screenplay files carry presentation tags; they are not content.
+_FORMATTING_TAG = re.compile(r"</?(?:i|b|u|em|strong|font)(?:\s[^<>]{0,200})?>", re.IGNORECASE)
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+
+
+def normalize_text(text: str) -> str:
+    """Canonical form used for hashing: case-folded words joined by single spaces.
+
+    A text with no word characters at all ("...", "?!") keeps its punctuation so that it
+    still has a distinct, non-empty normal form.
+    """
+    folded = unicodedata.normalize("NFKC", strip_formatting_tags(text)).translate(_APOSTROPHES).casefold()
+    # Tokenised corpora split contractions ("I ' ll", "don ' t"); rejoin them first.
+    folded = re.sub(r"\s*'\s*", "'", folded)
+    words = _WORD.findall(folded)
+    if words:
+        return " ".join(words)
+    return _SPACES.sub(" ", folded).strip()
+
+
+def text_hash(text: str) -> str:
+    """32 hex characters identifying the normalised text (unique per repository / question)."""
+    return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def count_tokens(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def strip_formatting_tags(text: str) -> str:
+    return _SPACES.sub(" ", _FORMATTING_TAG.sub("", text)).strip()
+
+
+def clean_text(text: str) -> str:
+    """Whitespace-normalised text as stored and shown (content is never altered otherwise)."""
+    return _SPACES.sub(" ", text).strip()

@@ -1,0 +1,56 @@
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Dataset, Job, TestSet
+from annotation.selectors import job_live_progress, jobs_recent
+from annotation.services.jobs import job_cancel
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    context = {}
+    if request.user.is_staff:
+        context = {
+            "datasets": Dataset.objects.order_by("name"),
+            "testsets": TestSet.objects.select_related("dataset").order_by("-created_at")[:10],
+            "jobs": jobs_recent(limit=10),
+        }
+    return render(request, "home.html", context)
+
+
+@staff_member_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "jobs/list.html", {"jobs": jobs_recent(limit=200)})
+
+
+@staff_member_required
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id)
+    return render(request, "jobs/detail.html", {"job": job, "live": job_live_progress(job=job)})
+
+
+@staff_member_required
+def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    return JsonResponse({
+        "id": job.pk, "kind": job.kind, "status": job.status, "finished": job.is_finished, "error": job.error,
+        "result": job.result, **job_live_progress(job=job),
+    })
+
+
+@staff_member_required
+@require_POST
+def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    get_object_or_404(Job, pk=job_id)
+    job_cancel(job_id=job_id)
+    return redirect("job-detail", job_id=job_id)

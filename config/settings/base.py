@@ -1,0 +1,157 @@
+"""Settings shared by every environment. Everything tunable comes from the environment
+with a default that is safe for a single-machine research install."""
+
+from pathlib import Path
+
+import dj_database_url
+
+from .env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "insecure-dev-key-change-me")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# Large artefacts (indexes, embeddings, uploads, the local broker's spool) live here,
+# never in the database.
+WELLCHOSEN_DATA_DIR = Path(env_str("WELLCHOSEN_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+WELLCHOSEN_UPLOAD_DIR = WELLCHOSEN_DATA_DIR / "uploads"
+ELASTICSEARCH_URL = env_str("ELASTICSEARCH_URL", "")
+
+# Import limits. Repository lines beyond the limit are skipped and counted; a dialogue or
+# test-set field beyond it is an error (those texts are shown to annotators verbatim).
+WELLCHOSEN_MAX_UTTERANCE_CHARS = env_int("WELLCHOSEN_MAX_UTTERANCE_CHARS", 2000)
+WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "annotation",
+    "retrieval",
+    "evaluation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def database_from_url(url: str) -> dict:
+    config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        # The web server and the Celery worker write to the same file: WAL lets readers
+        # go on during a write, IMMEDIATE takes the write lock up front (no upgrade
+        # deadlocks) and the timeout makes a writer wait instead of failing.
+        config["OPTIONS"] = {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+        }
+    return config
+
+
+DATABASES = {
+    "default": database_from_url(
+        env_str("DATABASE_URL", f"sqlite:///{WELLCHOSEN_DATA_DIR / 'wellchosen.sqlite3'}")
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Uploaded import files can be large; Django streams them to a temporary file past this.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# Progress of a running job is written here as well as to the Job row, because an import
+# runs inside one database transaction whose writes nobody else can see until it commits.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(WELLCHOSEN_DATA_DIR / "cache"),
+    }
+}
+_redis_cache = env_str("REDIS_CACHE_URL", "")
+if _redis_cache:
+    CACHES["default"] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_cache}
+
+# Celery. Default broker is kombu's filesystem transport so that `make run` needs no
+# external service; set CELERY_BROKER_URL=redis://... for real deployments.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _spool = WELLCHOSEN_DATA_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_spool / "queue"),
+        "data_folder_out": str(_spool / "queue"),
+        "control_folder": str(_spool / "control"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True  # Job rows are the record of every background job
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A job whose worker died is taken over by a redelivered message once its heartbeat is
+# older than this (seconds).
+WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

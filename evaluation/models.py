@@ -1,0 +1,1 @@
+"""Systems and evaluation campaigns arrive with the evaluation issue."""
