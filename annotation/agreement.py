@@ -5,7 +5,6 @@ Fleiss' kappa comes from statsmodels; the table itself is aggregated in the data
 """
 
 import numpy as np
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 N_CATEGORIES = 6  # scores 0..5
 
@@ -14,6 +13,10 @@ def fleiss_from_table(table: np.ndarray) -> float | None:
     """Fleiss' kappa of a table whose rows all have the same number of raters (>= 2)."""
     if table.shape[0] == 0:
         return None
+    # Imported here: statsmodels pulls in pandas and scipy (seconds), which every
+    # management command and web process would otherwise pay at start-up.
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
     with np.errstate(invalid="ignore", divide="ignore"):
         value = float(fleiss_kappa(table, method="fleiss"))
     return None if np.isnan(value) else value

@@ -11,6 +11,7 @@ import unicodedata
 
 _WORD = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
 _SPACES = re.compile(r"\s+")
+_SPACED_APOSTROPHE = re.compile(r"\s*'\s*")
 # Subtitle and screenplay files carry presentation tags; they are not content.
 _FORMATTING_TAG = re.compile(r"</?(?:i|b|u|em|strong|font)(?:\s[^<>]{0,200})?>", re.IGNORECASE)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
@@ -22,13 +23,18 @@ def normalize_text(text: str) -> str:
     A text with no word characters at all ("...", "?!") keeps its punctuation so that it
     still has a distinct, non-empty normal form.
     """
-    folded = unicodedata.normalize("NFKC", strip_formatting_tags(text)).translate(_APOSTROPHES).casefold()
-    # Tokenised corpora split contractions ("I ' ll", "don ' t"); rejoin them first.
-    folded = re.sub(r"\s*'\s*", "'", folded)
+    if "<" in text:
+        text = strip_formatting_tags(text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
+    folded = text.casefold()
+    if "'" in folded:
+        # Tokenised corpora split contractions ("I ' ll", "don ' t"); rejoin them first.
+        folded = _SPACED_APOSTROPHE.sub("'", folded)
     words = _WORD.findall(folded)
     if words:
         return " ".join(words)
-    return _SPACES.sub(" ", folded).strip()
+    return " ".join(folded.split())
 
 
 def text_hash(text: str) -> str:
@@ -41,9 +47,11 @@ def count_tokens(text: str) -> int:
 
 
 def strip_formatting_tags(text: str) -> str:
-    return _SPACES.sub(" ", _FORMATTING_TAG.sub("", text)).strip()
+    if "<" not in text:
+        return text
+    return clean_text(_FORMATTING_TAG.sub("", text))
 
 
 def clean_text(text: str) -> str:
     """Whitespace-normalised text as stored and shown (content is never altered otherwise)."""
-    return _SPACES.sub(" ", text).strip()
+    return " ".join(text.split())

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from annotation.models import Candidate, Score
 
-from .annotators import annotators_by_label
+from .annotators import annotator_label, annotators_by_label
 from .errors import ImportFileError, UserError
 from .jobs import JobProgress
 from .lines import LineReader, decode_field
@@ -110,7 +110,8 @@ def _flush(batch, *, path: Path, report: dict) -> None:
             report["unchanged"] += 1
         else:
             raise ImportFileError(path, line, "score",
-                                  f"{label} already gave candidate {candidate_id} a {old}; scores are never overwritten")
+                                  f"{annotator_label(annotator)} already gave candidate {candidate_id} a {old}; "
+                                  "scores are never overwritten")
     Score.objects.bulk_create(new_scores)
     report["rows"] += len(batch)
     report["created"] += len(new_scores)

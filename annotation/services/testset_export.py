@@ -21,24 +21,35 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path
         raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for kind in [k for f in formats for k in FORMAT_FILES[f]]:
-        target = out_dir / export_filename(testset, kind)
-        expected = testset.manifest["files"][kind]["sha256"]
-        digest = hashlib.sha256()
-        partial = target.with_name(target.name + ".partial")
-        with open(partial, "wb") as handle:
-            for chunk in render_export(testset, kind):
-                data = chunk.encode("utf-8")
-                digest.update(data)
-                handle.write(data)
-        if digest.hexdigest() != expected:
-            partial.unlink()
-            raise UserError(f"release {name!r}: {target.name} does not match its manifest (sha256 "
-                            f"{digest.hexdigest()} != {expected}); the release was altered after it was built")
-        os.replace(partial, target)  # readers never see a half-written file
-        written.append(target)
+    # Every file is written beside its target and checked first; only when all match are
+    # they moved into place, so a failed export leaves nothing half-written.
+    partials: list[tuple[Path, Path]] = []
+    try:
+        for kind in [k for f in formats for k in FORMAT_FILES[f]]:
+            target = out_dir / export_filename(testset, kind)
+            partial = target.with_name(target.name + ".partial")
+            partials.append((partial, target))
+            digest = _write(partial, render_export(testset, kind))
+            expected = testset.manifest["files"][kind]["sha256"]
+            if digest != expected:
+                raise UserError(f"release {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
+                                f"{expected}); the release was altered after it was built")
+    except BaseException:
+        for partial, _ in partials:
+            partial.unlink(missing_ok=True)
+        raise
+    for partial, target in partials:
+        os.replace(partial, target)
     manifest = out_dir / f"{testset.name}.manifest.json"
     manifest.write_bytes(manifest_bytes(testset))
-    written.append(manifest)
-    return written
+    return [target for _, target in partials] + [manifest]
+
+
+def _write(path: Path, chunks) -> str:
+    digest = hashlib.sha256()
+    with open(path, "wb") as handle:
+        for chunk in chunks:
+            data = chunk.encode("utf-8")
+            digest.update(data)
+            handle.write(data)
+    return digest.hexdigest()

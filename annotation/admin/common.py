@@ -1,0 +1,25 @@
+"""Helpers shared by the admin views that start background jobs."""
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from annotation.services.jobs import job_create
+
+
+def start_job(request: HttpRequest, *, kind: str, params: dict) -> HttpResponse:
+    job = job_create(kind=kind, params=params, created_by=request.user)
+    return redirect(reverse("job-detail", args=[job.pk]))
+
+
+def render_form(request: HttpRequest, model_admin: admin.ModelAdmin, *, form, title: str, intro: str = "") -> HttpResponse:
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": title,
+        "intro": intro,
+        "form": form,
+    }
+    return TemplateResponse(request, "admin/wellchosen/form.html", context)

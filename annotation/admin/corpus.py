@@ -1,0 +1,164 @@
+from django.contrib import admin
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.forms import BuildTestsetForm, DialogueImportForm, PreviewForm, TestsetImportForm
+from annotation.models import Candidate, Context, Dataset, JobKind, Question, Turn
+from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
+from annotation.services.uploads import upload_store
+
+from .common import render_form, start_job
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ["name", "n_questions", "annotators_per_item", "context_turns", "created_at", "actions_links"]
+    search_fields = ["name"]
+    readonly_fields = ["created_at"]
+    change_list_template = "admin/wellchosen/dataset_changelist.html"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            question_count=Count("questions", filter=Q(questions__derived_from__isnull=True))
+        )
+
+    @admin.display(description="questions", ordering="question_count")
+    def n_questions(self, obj):
+        return obj.question_count
+
+    @admin.display(description="")
+    def actions_links(self, obj):
+        return format_html(
+            '<a href="{}">filter preview &amp; agreement</a> · <a href="{}">build test set</a>',
+            reverse("admin:annotation_dataset_preview", args=[obj.pk]),
+            reverse("admin:annotation_dataset_build", args=[obj.pk]),
+        )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("import-dialogues/", view(self.import_dialogues_view), name="annotation_dataset_import_dialogues"),
+            path("import-testset/", view(self.import_testset_view), name="annotation_dataset_import_testset"),
+            path("<int:pk>/preview/", view(self.preview_view), name="annotation_dataset_preview"),
+            path("<int:pk>/build/", view(self.build_view), name="annotation_dataset_build"),
+        ] + super().get_urls()
+
+    def import_dialogues_view(self, request):
+        form = DialogueImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            d = form.cleaned_data
+            return start_job(request, kind=JobKind.IMPORT_DIALOGUES, params={
+                "path": str(upload_store(uploaded=d["file"])), "format": d["format"], "dataset": d["dataset"],
+                "context_turns": d["context_turns"]})
+        return render_form(request, self, form=form, title="Import dialogues",
+                           intro="Each dialogue becomes a question: its first turns are the context, the next turn "
+                                 "the ground truth. The import runs as a background job.")
+
+    def import_testset_view(self, request):
+        form = TestsetImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            d = form.cleaned_data
+            return start_job(request, kind=JobKind.IMPORT_TESTSET, params={
+                "path": str(upload_store(uploaded=d["tsv"])),
+                "scores_path": str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
+                "dataset": d["dataset"], "context_turns": d["context_turns"]})
+        return render_form(request, self, form=form, title="Import a released test set",
+                           intro="Sato et al.'s format: context turns, ground truth and false candidates, "
+                                 "tab-separated, with an optional human_scores.jsonl.")
+
+    def preview_view(self, request, pk):
+        dataset = get_object_or_404(Dataset, pk=pk)
+        form = PreviewForm(request.GET or None)
+        rules, k = filter_rules_current(), 3
+        if form.is_valid():
+            rules = form.cleaned_data["rules"] or rules
+            k = form.cleaned_data["false_per_question"] or k
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Filter preview: {dataset.name}",
+            "dataset": dataset,
+            "form": form,
+            "rules": rules,
+            "preview": filter_preview(dataset=dataset, rules=rules, false_per_question=k),
+            "agreement": dataset_agreement(dataset=dataset),
+        }
+        return TemplateResponse(request, "admin/wellchosen/dataset_preview.html", context)
+
+    def build_view(self, request, pk):
+        dataset = get_object_or_404(Dataset, pk=pk)
+        form = BuildTestsetForm(request.POST or None, initial={"rules": filter_rules_current()})
+        if request.method == "POST" and form.is_valid():
+            d = form.cleaned_data
+            return start_job(request, kind=JobKind.BUILD_TESTSET, params={
+                "dataset": dataset.name, "name": d["name"], "false_per_question": d["false_per_question"],
+                "seed": d["seed"], "rules_version": d["rules"].version})
+        return render_form(request, self, form=form, title=f"Build a test set from {dataset.name}",
+                           intro="The release is frozen once built: its questions, candidate order, scores and "
+                                 "the sha256 of every export are recorded in its manifest.")
+
+
+class TurnInline(admin.TabularInline):
+    model = Turn
+    extra = 0
+    fields = ["position", "speaker", "text"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Context)
+class ContextAdmin(admin.ModelAdmin):
+    list_display = ["id", "dataset", "source", "source_line"]
+    list_filter = ["dataset"]
+    list_select_related = ["dataset"]
+    search_fields = ["turns__text"]
+    inlines = [TurnInline]
+    readonly_fields = ["dataset", "source", "source_line", "created_at"]
+
+
+class CandidateInline(admin.TabularInline):
+    model = Candidate
+    extra = 0
+    fields = ["text", "is_ground_truth", "source", "retrieval_score", "rank", "retriever_version", "n_scores"]
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(score_count=Count("scores"))
+
+    @admin.display(description="scores")
+    def n_scores(self, obj):
+        return obj.score_count
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["id", "dataset", "short_ground_truth", "derived_from"]
+    list_filter = ["dataset", ("derived_from", admin.EmptyFieldListFilter)]
+    list_select_related = ["dataset"]
+    search_fields = ["ground_truth"]
+    raw_id_fields = ["context", "derived_from", "derived_ground_truth"]
+    readonly_fields = ["dataset", "context", "ground_truth", "derived_from", "derived_ground_truth", "created_at"]
+    inlines = [CandidateInline]
+
+    @admin.display(description="ground truth")
+    def short_ground_truth(self, obj):
+        return obj.ground_truth[:100]
+
+
+@admin.register(Candidate)
+class CandidateAdmin(admin.ModelAdmin):
+    list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "retrieval_score", "rank"]
+    list_filter = ["source", "is_ground_truth", "question__dataset"]
+    search_fields = ["text"]
+    raw_id_fields = ["question", "utterance"]
+    readonly_fields = ["question", "utterance", "text", "text_hash", "is_ground_truth", "source", "retrieval_score",
+                       "rank", "retriever_version", "created_at"]
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return obj.text[:100]

@@ -1,0 +1,32 @@
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.models import Job
+from annotation.services.jobs import job_cancel
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "status", "progress", "done_count", "total_count", "created_by", "created_at",
+                    "finished_at", "status_page"]
+    list_filter = ["status", "kind"]
+    list_select_related = ["created_by"]
+    readonly_fields = [f.name for f in Job._meta.fields] + ["status_page"]
+    actions = ["cancel_jobs"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="")
+    def status_page(self, obj):
+        return format_html('<a href="{}">status page</a>', reverse("job-detail", args=[obj.pk]))
+
+    @admin.action(description="Cancel the selected jobs")
+    def cancel_jobs(self, request, queryset):
+        for job_id in queryset.values_list("pk", flat=True):
+            job_cancel(job_id=job_id)
+        messages.info(request, "Cancellation requested.")

@@ -1,0 +1,61 @@
+import json
+
+from django.contrib import admin
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.models import TestSet
+from annotation.release_io import EXPORTS, export_filename, manifest_bytes, render_export
+
+
+@admin.register(TestSet)
+class TestSetAdmin(admin.ModelAdmin):
+    list_display = ["name", "dataset", "rules", "seed", "false_per_question", "n_questions", "created_at", "downloads"]
+    list_select_related = ["dataset", "rules"]
+    list_filter = ["dataset"]
+    readonly_fields = ["name", "dataset", "rules", "seed", "false_per_question", "created_at", "downloads",
+                       "manifest_pretty"]
+    exclude = ["manifest"]
+
+    def has_add_permission(self, request):
+        return False  # releases are built from a dataset ("build test set")
+
+    def has_change_permission(self, request, obj=None):
+        return False  # frozen
+
+    @admin.display(description="questions")
+    def n_questions(self, obj):
+        return obj.manifest.get("counts", {}).get("questions")
+
+    @admin.display(description="download")
+    def downloads(self, obj):
+        links = [(reverse("admin:annotation_testset_download", args=[obj.pk, kind]), export_filename(obj, kind))
+                 for kind in EXPORTS]
+        links.append((reverse("admin:annotation_testset_download", args=[obj.pk, "manifest"]),
+                      f"{obj.name}.manifest.json"))
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    @admin.display(description="manifest")
+    def manifest_pretty(self, obj):
+        return format_html("<pre>{}</pre>", json.dumps(obj.manifest, indent=2, sort_keys=True))
+
+    def get_urls(self):
+        return [
+            path("<int:pk>/download/<str:kind>/", self.admin_site.admin_view(self.download_view),
+                 name="annotation_testset_download"),
+        ] + super().get_urls()
+
+    def download_view(self, request, pk, kind):
+        testset = get_object_or_404(TestSet.objects.select_related("dataset"), pk=pk)
+        if kind == "manifest":
+            chunks, filename, content_type = [manifest_bytes(testset)], f"{testset.name}.manifest.json", "application/json"
+        elif kind in EXPORTS:
+            chunks = (chunk.encode("utf-8") for chunk in render_export(testset, kind))
+            filename, content_type = export_filename(testset, kind), EXPORTS[kind][2]
+        else:
+            raise Http404(f"unknown export {kind!r}")
+        response = StreamingHttpResponse(chunks, content_type=f"{content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response

@@ -1,0 +1,61 @@
+from django.contrib import admin
+from django.urls import path
+
+from annotation.forms import ScoreImportForm
+from annotation.models import Annotator, FilterRules, JobKind, Score
+from annotation.services.filter_rules import filter_rules_create
+from annotation.services.uploads import upload_store
+
+from .common import render_form, start_job
+
+
+@admin.register(Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "provider", "external_id", "user", "is_blocked", "scores_excluded", "created_at"]
+    list_filter = ["provider", "is_blocked", "scores_excluded"]
+    list_select_related = ["user"]
+    search_fields = ["external_id", "display_name", "user__username"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Score)
+class ScoreAdmin(admin.ModelAdmin):
+    list_display = ["id", "candidate_id", "annotator", "value", "assignment_ref", "created_at"]
+    list_filter = ["value", "annotator__provider", "candidate__question__dataset"]
+    list_select_related = ["annotator"]
+    raw_id_fields = ["candidate", "annotator"]
+    change_list_template = "admin/wellchosen/score_changelist.html"
+
+    def has_change_permission(self, request, obj=None):
+        return False  # scores are evidence: never edited in place
+
+    def get_urls(self):
+        return [
+            path("import/", self.admin_site.admin_view(self.import_view), name="annotation_score_import"),
+        ] + super().get_urls()
+
+    def import_view(self, request):
+        form = ScoreImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            return start_job(request, kind=JobKind.IMPORT_SCORES,
+                             params={"path": str(upload_store(uploaded=form.cleaned_data["file"]))})
+        return render_form(request, self, form=form, title="Import scores",
+                           intro="CSV: question_id,candidate_id,annotator,score. Annotator is provider:id "
+                                 "(e.g. mturk:A1B2) or a bare id. Existing scores are never overwritten.")
+
+
+@admin.register(FilterRules)
+class FilterRulesAdmin(admin.ModelAdmin):
+    list_display = ["version", *FilterRules.THRESHOLD_FIELDS, "note", "created_at"]
+    fields = [*FilterRules.THRESHOLD_FIELDS, "note"]
+
+    def has_change_permission(self, request, obj=None):
+        return False  # a new version is added instead; releases point at the version they used
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        created = filter_rules_create(**{name: form.cleaned_data[name] for name in FilterRules.THRESHOLD_FIELDS},
+                                      note=form.cleaned_data.get("note", ""))
+        obj.pk, obj.version = created.pk, created.version

@@ -1,0 +1,102 @@
+import pytest
+
+from annotation.models import Annotator, Score
+from annotation.services.errors import ImportFileError, UserError
+from annotation.services.score_import import scores_import
+from tests.factories import CandidateFactory, ScoreFactory, UserFactory
+
+
+@pytest.fixture
+def candidates(db):
+    first = CandidateFactory()
+    second = CandidateFactory(question=first.question)
+    return first, second
+
+
+def csv_for(rows) -> str:
+    return "question_id,candidate_id,annotator,score\n" + "".join(",".join(map(str, r)) + "\n" for r in rows)
+
+
+def test_scores_are_created_for_crowd_and_imported_annotators(candidates, write_file):
+    # given rows for an MTurk worker and a bare annotator id
+    a, b = candidates
+    path = write_file("s.csv", csv_for([(a.question_id, a.pk, "mturk:A1B2", 4), (b.question_id, b.pk, "rater7", 0)]))
+    # when imported
+    report = scores_import(path=path)
+    # then two scores exist, with the annotators created under their providers
+    assert report["created"] == 2
+    assert Score.objects.get(candidate=a).annotator.provider == "mturk"
+    assert Annotator.objects.get(external_id="rater7").provider == "imported"
+
+
+def test_reimporting_the_same_file_changes_nothing(candidates, write_file):
+    a, _ = candidates
+    path = write_file("s.csv", csv_for([(a.question_id, a.pk, "r1", 3)]))
+    scores_import(path=path)
+    report = scores_import(path=path)
+    assert (report["created"], report["unchanged"]) == (0, 1)
+    assert Score.objects.count() == 1
+
+
+def test_a_different_value_for_an_existing_score_is_refused(candidates, write_file):
+    a, _ = candidates
+    scores_import(path=write_file("s.csv", csv_for([(a.question_id, a.pk, "r1", 3)])))
+    with pytest.raises(ImportFileError, match="line 2, field score: imported:r1 already gave candidate .* a 3"):
+        scores_import(path=write_file("t.csv", csv_for([(a.question_id, a.pk, "r1", 5)])))
+    assert Score.objects.get().value == 3
+
+
+def test_columns_may_come_in_any_order(candidates, write_file):
+    a, _ = candidates
+    path = write_file("s.csv", f"score,annotator,candidate_id,question_id\n2,r1,{a.pk},{a.question_id}\n")
+    assert scores_import(path=path)["created"] == 1
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (lambda a: (a.question_id, a.pk, "r1", 6), "field score: 6 is outside 0-5"),
+        (lambda a: (a.question_id, a.pk, "r1", "x"), "field score: 'x' is not an integer"),
+        (lambda a: (a.question_id, 999999, "r1", 1), "field candidate_id: no candidate 999999"),
+        (lambda a: (a.question_id + 1000, a.pk, "r1", 1), "field question_id: candidate"),
+        (lambda a: (a.question_id, a.pk, "", 1), "field annotator: is empty"),
+        (lambda a: (a.question_id, a.pk, "internal:nobody", 1), "no internal annotator 'internal:nobody'"),
+    ],
+)
+def test_bad_rows_are_rejected_and_nothing_is_imported(candidates, write_file, row, message):
+    a, b = candidates
+    path = write_file("s.csv", csv_for([(b.question_id, b.pk, "ok", 1), row(a)]))
+    with pytest.raises(ImportFileError) as error:
+        scores_import(path=path)
+    assert "s.csv, line 3" in str(error.value) and message in str(error.value)
+    assert not Score.objects.exists()
+
+
+def test_the_same_pair_twice_in_one_file_is_an_error(candidates, write_file):
+    a, _ = candidates
+    path = write_file("s.csv", csv_for([(a.question_id, a.pk, "r1", 1), (a.question_id, a.pk, "r1", 1)]))
+    with pytest.raises(ImportFileError, match="line 3, field annotator: 'r1' scores candidate .* a second time"):
+        scores_import(path=path)
+
+
+def test_missing_header_column_is_reported(db, write_file):
+    with pytest.raises(ImportFileError, match="line 1: header lacks column\\(s\\) score"):
+        scores_import(path=write_file("s.csv", "question_id,candidate_id,annotator\n1,2,x\n"))
+
+
+def test_empty_file_is_an_error(db, write_file):
+    with pytest.raises(UserError, match="empty file"):
+        scores_import(path=write_file("s.csv", ""))
+
+
+def test_internal_annotators_are_resolved_not_created(candidates, write_file):
+    # given an internal annotator with an account
+    a, _ = candidates
+    existing = ScoreFactory().annotator
+    user = UserFactory(username="alice")
+    Annotator.objects.create(provider="internal", external_id="alice", user=user)
+    # when a row names it
+    scores_import(path=write_file("s.csv", csv_for([(a.question_id, a.pk, "internal:alice", 4)])))
+    # then the score is theirs
+    assert Score.objects.get(candidate=a).annotator.user == user
+    assert existing.pk != Score.objects.get(candidate=a).annotator.pk

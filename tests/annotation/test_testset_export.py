@@ -1,0 +1,113 @@
+import csv
+import hashlib
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import TestSet, TestSetCandidate
+from annotation.release_io import release_items, render_export
+from annotation.services.errors import UserError
+from annotation.services.testset_build import testset_build
+from annotation.services.testset_export import testset_export
+from tests.factories import DatasetFactory
+
+GOOD_GT = [5, 5, 4, 5, 5]
+WRONG = [1, 1, 2, 1, 1]
+
+
+def build(scored_question, *, n_questions: int, name: str = "rel") -> TestSet:
+    dataset = DatasetFactory(name=f"ds-{name}")
+    for _ in range(n_questions):
+        scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
+    return TestSet.objects.select_related("dataset").get(pk=testset_build(dataset_name=dataset.name, name=name, seed=5).pk)
+
+
+@pytest.fixture
+def release(db, scored_question):
+    return build(scored_question, n_questions=3)
+
+
+def test_tsv_is_the_released_format(release, tmp_path):
+    testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
+    rows = [line.split("\t") for line in (tmp_path / "rel.tsv").read_text().splitlines()]
+    assert len(rows) == 3 and all(len(row) == 7 for row in rows)
+    first = release.items.order_by("position").first()
+    assert rows[0][:3] == list(first.question.context.turns.values_list("text", flat=True))
+    assert rows[0][3] == first.question.ground_truth
+
+
+def test_human_scores_are_aligned_with_the_tsv(release, tmp_path):
+    testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
+    scores = [json.loads(line) for line in (tmp_path / "rel.human_scores.jsonl").read_text().splitlines()]
+    assert scores[0] == [GOOD_GT, WRONG, WRONG, WRONG]
+
+
+def test_jsonl_carries_ids_provenance_and_every_score(release, tmp_path):
+    testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path)
+    record = json.loads((tmp_path / "rel.jsonl").read_text().splitlines()[0])
+    assert record["candidates"][record["ground_truth_index"]]["is_ground_truth"] is True
+    false = next(c for c in record["candidates"] if not c["is_ground_truth"])
+    assert (false["source"], false["retrieval_score"], false["rank"], false["retriever_version"]) == (
+        "lexical", 12.5, 1, "bm25-test-v1")
+    assert [s["value"] for s in false["scores"]] == WRONG
+    assert len({s["annotator"] for s in false["scores"]}) == 5
+
+
+def test_csv_has_one_row_per_candidate(release, tmp_path):
+    testset_export(name="rel", formats=["csv"], out_dir=tmp_path)
+    rows = list(csv.DictReader((tmp_path / "rel.csv").open()))
+    assert len(rows) == 12
+    assert sum(r["is_ground_truth"] == "1" for r in rows) == 3
+    assert rows[0]["context_1"] and rows[0]["n_scores"] == "5"
+
+
+def test_exporting_twice_gives_byte_identical_files_matching_the_manifest(release, tmp_path):
+    first = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "a")
+    second = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "b")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    digests = {entry["name"]: entry["sha256"] for entry in release.manifest["files"].values()}
+    for path in first:
+        if path.name in digests:
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == digests[path.name]
+    assert json.loads((tmp_path / "a" / "rel.manifest.json").read_text()) == release.manifest
+
+
+def test_an_altered_release_is_detected_and_not_written(release, tmp_path):
+    # given a release whose frozen rows were tampered with
+    TestSetCandidate.objects.filter(item__testset=release).update(scores=[["x:y", 3]])
+    # when exported
+    with pytest.raises(UserError, match="does not match its manifest"):
+        testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
+    # then no file (not even a partial one) is left behind
+    assert not any(p.suffix in {".tsv", ".jsonl"} for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kind", ["tsv", "human_scores", "jsonl", "csv"])
+def test_export_query_count_does_not_grow_with_the_release(db, scored_question, kind):
+    # given a small and a five times larger release
+    small = build(scored_question, n_questions=2, name="small")
+    large = build(scored_question, n_questions=10, name="large")
+
+    def queries(testset):
+        with CaptureQueriesContext(connection) as ctx:
+            for _ in render_export(testset, kind):
+                pass
+        return len(ctx.captured_queries)
+
+    # then both are read with the same, small number of queries (no N+1)
+    assert queries(small) == queries(large) == 4
+
+
+def test_release_items_read_in_chunks_with_three_queries_each(db, scored_question, django_assert_num_queries):
+    testset = build(scored_question, n_questions=5)
+    # 5 items in chunks of 2 = 3 chunks x (items, turns, candidates) + the final empty page
+    with django_assert_num_queries(10):
+        items = list(release_items(testset, chunk=2))
+    assert [i.position for i in items] == [1, 2, 3, 4, 5]
+
+
+def test_unknown_release_is_an_error(db, tmp_path):
+    with pytest.raises(UserError, match="no release 'nope'"):
+        testset_export(name="nope", formats=["tsv"], out_dir=tmp_path)

@@ -1,0 +1,56 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real public corpora next to the project (../shared/data); tests that need them skip without them."""
+    if not (SHARED_DATA / "README.md").is_file():
+        pytest.skip(f"real data folder {SHARED_DATA} is missing (set WELLCHOSEN_SHARED_DATA to its location)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def write_file(tmp_path):
+    """Write bytes or text to a file in the test's temporary folder and return its path."""
+
+    def write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def scored_question(db):
+    """Build a question with a scored ground truth and scored false candidates.
+
+    ``scored_question(gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1], ...])``; the same five
+    annotators score every response.
+    """
+
+    def build(*, gt: list[int], false: list[list[int]], dataset=None, annotators=None):
+        question = QuestionFactory(**({"dataset": dataset} if dataset else {}))
+        ground_truth = question.candidates.get(is_ground_truth=True)
+        n = len(gt)
+        if annotators is None:
+            from tests.factories import AnnotatorFactory
+
+            annotators = AnnotatorFactory.create_batch(n)
+        for annotator, value in zip(annotators, gt):
+            ScoreFactory(candidate=ground_truth, annotator=annotator, value=value)
+        for i, values in enumerate(false):
+            candidate = CandidateFactory(question=question, text=f"false candidate {question.pk}-{i}")
+            for annotator, value in zip(annotators, values):
+                ScoreFactory(candidate=candidate, annotator=annotator, value=value)
+        return question
+
+    return build

