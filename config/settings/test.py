@@ -1,6 +1,8 @@
 """Test settings. The database comes from DATABASE_URL (PostgreSQL pass) or SQLite."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 from .base import *  # noqa: F403
@@ -12,10 +14,14 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Each test process gets its own data directory so uploads and caches never leak
 # between runs (or between the SQLite and PostgreSQL passes).
-WELLCHOSEN_DATA_DIR = WELLCHOSEN_DATA_DIR.__class__(
-    os.environ.get("WELLCHOSEN_DATA_DIR") or tempfile.mkdtemp(prefix="wellchosen-test-")
-)
+if os.environ.get("WELLCHOSEN_DATA_DIR"):
+    WELLCHOSEN_DATA_DIR = WELLCHOSEN_DATA_DIR.__class__(os.environ["WELLCHOSEN_DATA_DIR"])
+else:
+    WELLCHOSEN_DATA_DIR = WELLCHOSEN_DATA_DIR.__class__(tempfile.mkdtemp(prefix="wellchosen-test-"))
+    atexit.register(shutil.rmtree, WELLCHOSEN_DATA_DIR, ignore_errors=True)
 WELLCHOSEN_UPLOAD_DIR = WELLCHOSEN_DATA_DIR / "uploads"
+STATIC_ROOT = WELLCHOSEN_DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory: the end-to-end job test starts a real Celery worker process
@@ -23,9 +29,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(WELLCHOSEN_DATA_DIR / "test.sqlite3")}
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-CELERY_TASK_ALWAYS_EAGER = True
+# Tests run tasks in-process unless told otherwise; the end-to-end test starts a real
+# worker process with CELERY_TASK_ALWAYS_EAGER=0 and a Redis broker.
+CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
 CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_BROKER_URL = "memory://"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")
 CELERY_BROKER_TRANSPORT_OPTIONS = {}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -1,0 +1,71 @@
+"""Demo data and accounts for `make run`: text written by the WellChosen authors (annotation/demo/)."""
+
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.models import Annotator, AnnotatorProvider, Dataset, TestSet
+
+from .dialogue_import import dialogues_import
+from .testset_build import testset_build
+from .testset_import import testset_import
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+DEMO_DATASET = "demo-dialogues"
+DEMO_REPOSITORY = "demo-subtitles"
+DEMO_ANNOTATED = "demo-annotated"
+DEMO_RELEASE = "demo-annotated-v1"
+
+
+def demo_load() -> list[str]:
+    """Load the demo dataset, repository, annotated test set and one release; a no-op when present."""
+    from retrieval.models import Repository
+    from retrieval.services.repository_import import repository_import
+
+    done = []
+    with transaction.atomic():
+        if not Dataset.objects.filter(name=DEMO_DATASET).exists():
+            report = dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
+            done.append(f"dataset {DEMO_DATASET}: {report['questions']} questions")
+        if not Repository.objects.filter(name=DEMO_REPOSITORY).exists():
+            report = repository_import(path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY,
+                                       exclude_datasets=[DEMO_DATASET])
+            done.append(f"repository {DEMO_REPOSITORY}: {report['repository_size']} utterances")
+        if not Dataset.objects.filter(name=DEMO_ANNOTATED).exists():
+            report = testset_import(tsv_path=DEMO_DIR / "testset.tsv", scores_path=DEMO_DIR / "human_scores.jsonl",
+                                    dataset_name=DEMO_ANNOTATED)
+            done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {report['scores']} scores")
+        if not TestSet.objects.filter(name=DEMO_RELEASE).exists():
+            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_RELEASE, seed=0)
+            counts = testset.manifest["counts"]
+            done.append(f"release {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)")
+    return done
+
+
+def demo_accounts_ensure() -> dict[str, str]:
+    """A researcher (admin) and an annotator account. Passwords are random, made once and kept in
+    the data directory so that every `make run` can print them."""
+    store = Path(settings.WELLCHOSEN_DATA_DIR) / "demo-credentials.txt"
+    known = dict(line.split(":", 1) for line in store.read_text().splitlines() if ":" in line) if store.exists() else {}
+    users = get_user_model().objects
+    credentials = {}
+    for username, staff in (("researcher", True), ("annotator", False)):
+        user = users.filter(username=username).first()
+        password = known.get(username)
+        if user is None or password is None or not user.check_password(password):
+            password = secrets.token_urlsafe(9)
+            if user is None:
+                user = users.create_user(username=username, password=password, is_staff=staff, is_superuser=staff)
+            else:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+        Annotator.objects.get_or_create(user=user, defaults={"provider": AnnotatorProvider.INTERNAL,
+                                                             "external_id": username, "display_name": username})
+        credentials[username] = password
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text("".join(f"{u}:{p}\n" for u, p in credentials.items()))
+    store.chmod(0o600)
+    return credentials

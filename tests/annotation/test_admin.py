@@ -1,0 +1,134 @@
+import hashlib
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import Dataset, FilterRules, Job, JobStatus, Question, Score, TestSet
+from annotation.services.testset_build import testset_build
+from retrieval.models import Utterance
+from tests.factories import DatasetFactory
+
+GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
+
+
+def upload(name: str, content: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content.encode("utf-8"))
+
+
+def post_and_run(client, url, data, capture):
+    """Submit an admin form that starts a job; run the job as the worker would after commit."""
+    with capture(execute=True):
+        response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = Job.objects.latest("id")
+    assert response["Location"] == reverse("job-detail", args=[job.pk])
+    job.refresh_from_db()
+    return job
+
+
+def test_dialogue_upload_runs_as_a_background_job(admin_client, django_capture_on_commit_callbacks):
+    content = json.dumps({"context": ["Hi.", "Hello.", "Lunch?"], "response": "Sure."}) + "\n"
+    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_dialogues"),
+                       {"file": upload("d.jsonl", content), "format": "jsonl", "dataset": "up", "context_turns": 3},
+                       django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.created_by.is_superuser
+    assert Question.objects.filter(dataset__name="up").count() == 1
+
+
+def test_a_bad_upload_shows_the_error_on_the_job_page(admin_client, django_capture_on_commit_callbacks):
+    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_testset"),
+                       {"tsv": upload("t.tsv", "a\tb\n"), "dataset": "up", "context_turns": 3},
+                       django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.FAILED
+    page = admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert "t.tsv, line 1: expected at least 5 tab-separated fields" in page
+
+
+def test_testset_and_scores_upload(admin_client, django_capture_on_commit_callbacks):
+    tsv = "a\tb\tc\tgood\tx one\ty two\tz three\n"
+    scores = json.dumps([GOOD_GT, WRONG, WRONG, WRONG]) + "\n"
+    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_testset"),
+                       {"tsv": upload("t.tsv", tsv), "scores": upload("s.jsonl", scores), "dataset": "up",
+                        "context_turns": 3}, django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.SUCCEEDED and Score.objects.count() == 20
+    candidate = Question.objects.get().candidates.get(text="x one")
+    csv = f"question_id,candidate_id,annotator,score\n{candidate.question_id},{candidate.pk},mturk:W1,2\n"
+    job = post_and_run(admin_client, reverse("admin:annotation_score_import"), {"file": upload("s.csv", csv)},
+                       django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.SUCCEEDED and Score.objects.count() == 21
+
+
+def test_repository_upload(admin_client, django_capture_on_commit_callbacks):
+    job = post_and_run(admin_client, reverse("admin:retrieval_repository_import"),
+                       {"file": upload("subs.txt", "One line.\nTwo lines.\n"), "name": "subs", "format": "lines",
+                        "min_tokens": 1}, django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.SUCCEEDED and Utterance.objects.count() == 2
+
+
+@pytest.fixture
+def scored_dataset(db, scored_question):
+    dataset = DatasetFactory(name="adm")
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
+    scored_question(dataset=dataset, gt=[1, 1, 1, 5, 5], false=[WRONG] * 3)
+    return dataset
+
+
+def test_filter_preview_page_shows_counts_and_agreement(admin_client, scored_dataset):
+    page = admin_client.get(reverse("admin:annotation_dataset_preview", args=[scored_dataset.pk])).content.decode()
+    assert "dropped: ground truth scored low" in page
+    assert "Fleiss" in page
+    assert '<th class="num">1 (0 derived)</th>' in page
+
+
+def test_build_form_starts_a_build_job(admin_client, scored_dataset, django_capture_on_commit_callbacks):
+    job = post_and_run(admin_client, reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]),
+                       {"name": "adm-r1", "false_per_question": 3, "seed": 4, "rules": FilterRules.objects.get().pk},
+                       django_capture_on_commit_callbacks)
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert TestSet.objects.get(name="adm-r1").seed == 4
+
+
+def test_release_downloads_stream_the_frozen_files(admin_client, scored_dataset):
+    testset = testset_build(dataset_name="adm", name="adm-r1")
+    response = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "tsv"]))
+    assert response.streaming and response["Content-Disposition"] == 'attachment; filename="adm-r1.tsv"'
+    body = b"".join(response.streaming_content)
+    assert hashlib.sha256(body).hexdigest() == testset.manifest["files"]["tsv"]["sha256"]
+    manifest = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "manifest"]))
+    assert json.loads(b"".join(manifest.streaming_content)) == testset.manifest
+
+
+def test_release_admin_pages_render(admin_client, scored_dataset):
+    testset = testset_build(dataset_name="adm", name="adm-r1")
+    assert "adm-r1.jsonl" in admin_client.get(reverse("admin:annotation_testset_changelist")).content.decode()
+    assert "sha256" in admin_client.get(reverse("admin:annotation_testset_change", args=[testset.pk])).content.decode()
+
+
+@pytest.mark.parametrize("name", ["dataset", "question", "candidate", "annotator", "score", "filterrules", "job", "context"])
+def test_annotation_changelists_render(admin_client, scored_dataset, name):
+    assert admin_client.get(reverse(f"admin:annotation_{name}_changelist")).status_code == 200
+
+
+def test_question_change_page_lists_candidates(admin_client, scored_dataset):
+    question = Question.objects.first()
+    page = admin_client.get(reverse("admin:annotation_question_change", args=[question.pk])).content.decode()
+    assert question.ground_truth in page
+
+
+def test_new_filter_rules_are_a_new_version(admin_client, db):
+    data = {"acceptable_min_score": 4, "acceptable_min_count": 3, "ungrammatical_max_score": 0,
+            "ungrammatical_min_count": 3, "ground_truth_low_max_score": 3, "ground_truth_low_min_count": 3, "note": "x"}
+    response = admin_client.post(reverse("admin:annotation_filterrules_add"), data)
+    assert response.status_code == 302
+    assert list(FilterRules.objects.order_by("version").values_list("version", "acceptable_min_score")) == [(1, 3), (2, 4)]
+
+
+def test_dataset_changelist_query_count_is_constant(admin_client, scored_question, django_assert_max_num_queries):
+    for i in range(5):
+        scored_question(dataset=DatasetFactory(name=f"d{i}"), gt=GOOD_GT, false=[WRONG])
+    with django_assert_max_num_queries(8):
+        assert admin_client.get(reverse("admin:annotation_dataset_changelist")).status_code == 200
+    assert Dataset.objects.count() == 5

@@ -1,0 +1,42 @@
+from io import StringIO
+
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from annotation.models import Annotator, Dataset, TestSet
+from annotation.services.demo import DEMO_RELEASE, demo_load
+from retrieval.models import Repository
+
+
+def test_demo_loads_datasets_repository_and_a_release(db):
+    done = demo_load()
+    assert len(done) == 4
+    assert Dataset.objects.get(name="demo-dialogues").questions.count() == 40
+    assert Repository.objects.get(name="demo-subtitles").utterances.count() > 350
+    manifest = TestSet.objects.get(name=DEMO_RELEASE).manifest
+    # the demo is written so that every rule and the derived questions show up
+    assert manifest["counts"]["source_questions_by_ground_truth"]["rejected"] >= 1
+    assert manifest["counts"]["candidates_by_decision"]["acceptable"] >= 1
+    assert manifest["counts"]["candidates_by_decision"]["ungrammatical"] >= 1
+    assert manifest["counts"]["derived_questions"] >= 1
+
+
+def test_loading_the_demo_twice_changes_nothing(db):
+    demo_load()
+    assert demo_load() == []
+    assert Dataset.objects.count() == 2
+
+
+def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_path):
+    settings.WELLCHOSEN_DATA_DIR = tmp_path
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    lines = {line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line}
+    researcher = authenticate(username="researcher", password=lines["researcher (admin, dashboard)"])
+    annotator = authenticate(username="annotator", password=lines["annotator"])
+    assert researcher.is_staff and not annotator.is_staff
+    assert Annotator.objects.filter(user=annotator, provider="internal").exists()
+    # and a second run prints the same, still valid passwords
+    again = StringIO()
+    call_command("load_demo", stdout=again)
+    assert out.getvalue().splitlines()[-2:] == again.getvalue().splitlines()[-2:]

@@ -1,0 +1,118 @@
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Dataset, Job, JobKind, JobStatus, job_cache_key
+from annotation.services.errors import UserError
+from annotation.services.jobs import JobProgress, job_cancel, job_claim, job_create, job_execute
+
+
+@pytest.fixture
+def job(db):
+    return job_create(kind=JobKind.BUILD_TESTSET, params={"x": 1}, enqueue=False)
+
+
+def test_a_successful_job_records_its_result_and_times(job):
+    job_execute(job_id=job.pk, handler=lambda j, p: {"questions": 3})
+    job.refresh_from_db()
+    assert (job.status, job.result, job.progress, job.attempts) == (JobStatus.SUCCEEDED, {"questions": 3}, 100, 1)
+    assert job.started_at <= job.finished_at
+
+
+def test_a_finished_job_is_not_run_again(job):
+    # given a job that ran once
+    calls = []
+    job_execute(job_id=job.pk, handler=lambda j, p: calls.append(1) or {})
+    # when its message is delivered again (a retry or a duplicate)
+    job_execute(job_id=job.pk, handler=lambda j, p: calls.append(2) or {})
+    # then the second delivery does nothing
+    assert calls == [1]
+    assert Job.objects.get(pk=job.pk).attempts == 1
+
+
+def test_a_user_error_fails_the_job_with_its_message(job):
+    def handler(j, p):
+        raise UserError("t.tsv, line 3: bad")
+
+    job_execute(job_id=job.pk, handler=handler)
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, "t.tsv, line 3: bad")
+
+
+def test_an_unexpected_exception_fails_the_job_with_a_traceback(job):
+    def handler(j, p):
+        raise KeyError("boom")
+
+    job_execute(job_id=job.pk, handler=handler)
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert job.error.startswith("KeyError: 'boom'") and "Traceback" in job.error
+
+
+def test_cancelling_a_pending_job_means_it_never_runs(job):
+    job_cancel(job_id=job.pk)
+    job_execute(job_id=job.pk, handler=lambda j, p: pytest.fail("must not run"))
+    assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
+
+
+def test_cancelling_a_running_job_stops_it_and_rolls_its_work_back(job):
+    # given a job that writes inside a transaction and reports progress
+    def handler(j, progress: JobProgress):
+        with transaction.atomic():
+            Dataset.objects.create(name="half-done")
+            job_cancel(job_id=j.pk)  # a researcher clicks "cancel" meanwhile
+            progress.update(done=1, total=10, force=True)
+        return {}
+
+    # when it runs
+    job_execute(job_id=job.pk, handler=handler)
+    # then it is cancelled and nothing it wrote was kept
+    assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
+    assert not Dataset.objects.filter(name="half-done").exists()
+
+
+def test_progress_inside_a_transaction_goes_to_the_cache(job):
+    def handler(j, progress):
+        with transaction.atomic():
+            progress.update(done=5, total=20, force=True)
+            assert cache.get(job_cache_key(j.pk, "progress"))["progress"] == 25
+        return {}
+
+    job_execute(job_id=job.pk, handler=handler)
+    job.refresh_from_db()
+    assert (job.done_count, job.total_count) == (5, 20)
+
+
+def test_a_running_job_with_a_live_worker_is_not_taken_over(job):
+    assert job_claim(job_id=job.pk) is not None
+    assert job_claim(job_id=job.pk) is None
+
+
+def test_a_running_job_whose_worker_died_is_taken_over(job, settings):
+    # given a job claimed by a worker that stopped reporting long ago
+    job_claim(job_id=job.pk)
+    cache.delete(job_cache_key(job.pk, "heartbeat"))
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    # when its message is redelivered
+    taken = job_claim(job_id=job.pk)
+    # then a new attempt takes it over
+    assert taken is not None and taken.attempts == 2
+
+
+def test_job_create_enqueues_only_after_commit(db, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        job = job_create(kind=JobKind.BUILD_TESTSET, params={"dataset": "none", "name": "x"})
+    assert len(callbacks) == 1
+    assert Job.objects.get(pk=job.pk).status == JobStatus.PENDING
+
+
+def test_enqueued_job_runs_through_its_celery_task(db, django_capture_on_commit_callbacks):
+    # given an eager Celery (test settings) and a job whose service fails on bad input
+    with django_capture_on_commit_callbacks(execute=True):
+        job = job_create(kind=JobKind.BUILD_TESTSET, params={"dataset": "missing", "name": "x"})
+    # then the task ran the service and recorded its error on the job
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, "no dataset 'missing'")

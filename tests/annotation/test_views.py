@@ -1,0 +1,56 @@
+import pytest
+from django.urls import reverse
+
+from annotation.models import Job, JobKind, JobStatus
+from annotation.services.jobs import job_create
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def job(db):
+    return job_create(kind=JobKind.IMPORT_DIALOGUES, params={"path": "/x"}, enqueue=False)
+
+
+def test_job_pages_are_for_staff_only(client, job):
+    client.force_login(UserFactory())
+    response = client.get(reverse("job-detail", args=[job.pk]))
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_job_detail_shows_status_and_progress(admin_client, job):
+    Job.objects.filter(pk=job.pk).update(progress=40, done_count=4, total_count=10)
+    page = admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert 'id="job-status" class="status status-pending">pending<' in page
+    assert 'value="40"' in page
+
+
+def test_job_status_json_for_polling(admin_client, job):
+    data = admin_client.get(reverse("job-status-json", args=[job.pk])).json()
+    assert (data["status"], data["finished"], data["progress"]) == ("pending", False, 0)
+
+
+def test_job_list_query_count_is_constant(admin_client, db, django_assert_max_num_queries):
+    for _ in range(20):
+        job_create(kind=JobKind.IMPORT_SCORES, params={}, enqueue=False)
+    with django_assert_max_num_queries(4):
+        page = admin_client.get(reverse("job-list")).content.decode()
+    assert page.count("import scores") == 20
+
+
+def test_cancel_button_cancels_a_pending_job(admin_client, job):
+    admin_client.post(reverse("job-cancel", args=[job.pk]))
+    assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
+
+
+def test_annotator_home_page_does_not_show_research_data(client, db):
+    client.force_login(UserFactory(username="ann"))
+    page = client.get(reverse("home")).content.decode()
+    assert "Welcome, ann" in page and "Recent jobs" not in page
+
+
+def test_home_requires_login(client, db):
+    assert client.get(reverse("home")).status_code == 302
+
+
+def test_healthz(client, db):
+    assert client.get(reverse("healthz")).content == b"ok"

@@ -1,0 +1,135 @@
+import gzip
+import json
+
+import pytest
+from django.db import connection
+
+from annotation.services.dialogue_import import dialogues_import
+from annotation.services.errors import ImportFileError, UserError
+from retrieval.models import Repository, Utterance
+from retrieval.services.repository_import import repository_import
+
+CORNELL_SEP = " +++$+++ "
+
+
+def cornell_line(n: int, text: str) -> str:
+    return CORNELL_SEP.join([f"L{n}", "u0", "m0", "BIANCA", text])
+
+
+def texts(name: str = "subs") -> list[str]:
+    return list(Utterance.objects.filter(repository__name=name).order_by("id").values_list("text", flat=True))
+
+
+def test_lines_are_imported_deduplicated_by_normalised_text(db, write_file):
+    path = write_file("subs.txt", "Where were you?\nwhere were you\nI was at home.\n\nWHERE WERE YOU ?!\n")
+    report = repository_import(path=path, name="subs")
+    assert texts() == ["Where were you?", "I was at home."]
+    assert (report["inserted"], report["duplicates"], report["skipped_blank"]) == (2, 2, 1)
+    first = Utterance.objects.get(text="Where were you?")
+    assert (first.source, first.source_line, first.n_tokens) == ("subs.txt", 1, 3)
+
+
+def test_adding_a_second_file_keeps_one_copy_of_each_text(db, write_file):
+    repository_import(path=write_file("a.txt", "Hello there.\nGood night.\n"), name="subs")
+    report = repository_import(path=write_file("b.txt", "hello there\nSee you.\n"), name="subs")
+    assert (report["inserted"], report["duplicates"], report["repository_size"]) == (1, 1, 3)
+
+
+def test_gzipped_files_are_streamed(db, tmp_path):
+    path = tmp_path / "en.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("One line.\nTwo lines.\n")
+    repository_import(path=path, name="subs")
+    assert texts() == ["One line.", "Two lines."]
+
+
+def test_cornell_format_keeps_the_text_field_and_line_id(db, write_file):
+    content = "\r\n".join([cornell_line(1045, "They do not!"), cornell_line(1044, "They do to!"), ""])
+    repository_import(path=write_file("movie_lines.txt", content), name="subs", fmt="cornell")
+    assert texts() == ["They do not!", "They do to!"]
+    assert Utterance.objects.get(text="They do not!").source_ref == "L1045"
+
+
+def test_cornell_line_with_missing_fields_is_an_error_naming_the_line(db, write_file):
+    content = cornell_line(1, "Fine.") + "\nL2 +++$+++ u0 +++$+++ broken\n" + cornell_line(3, "Ok.") + "\n"
+    with pytest.raises(ImportFileError, match=r"movie_lines.txt, line 2, field text: expected 5 fields"):
+        repository_import(path=write_file("movie_lines.txt", content), name="subs", fmt="cornell")
+    assert not Utterance.objects.exists() and not Repository.objects.exists()
+
+
+def test_unterminated_last_line_is_treated_as_cut_off(db, write_file):
+    # given a file whose last line lost its newline (a partial download, as in the Cornell sample)
+    content = cornell_line(1, "Fine.") + "\r\n" + cornell_line(2, "I was ready for the next st")
+    report = repository_import(path=write_file("movie_lines.txt", content), name="subs", fmt="cornell")
+    assert texts() == ["Fine."]
+    assert report["skipped_unterminated_last_line"] == 1
+
+
+def test_formatting_tags_are_removed_and_other_markup_kept_as_text(db, write_file):
+    repository_import(path=write_file("s.txt", "<i>I told you.</i>\nSay <script>alert(1)</script>\n"), name="subs")
+    assert texts() == ["I told you.", "Say <script>alert(1)</script>"]
+
+
+def test_short_and_over_long_utterances_are_skipped_and_counted(db, write_file, settings):
+    settings.WELLCHOSEN_MAX_UTTERANCE_CHARS = 40
+    content = "Yes.\nI will see you at the station tomorrow.\n" + "word " * 30 + "\n"
+    report = repository_import(path=write_file("s.txt", content), name="subs", min_tokens=2)
+    assert texts() == ["I will see you at the station tomorrow."]
+    assert (report["skipped_short"], report["skipped_too_long"]) == (1, 1)
+
+
+def test_utterances_of_excluded_datasets_are_left_out(db, write_file):
+    # given a dataset whose context and ground truth include "Lunch?" and "Sure, where?"
+    dialogues_import(path=write_file("d.jsonl", json.dumps({"context": ["Hi.", "Lunch?"], "response": "Sure, where?"}) + "\n"),
+                     fmt="jsonl", dataset_name="eval")
+    # when a repository containing them is imported excluding that dataset
+    report = repository_import(path=write_file("s.txt", "lunch ?\nSure , where ?\nNot now.\n"), name="subs",
+                               exclude_datasets=["eval"])
+    # then only the unrelated utterance is kept
+    assert texts() == ["Not now."]
+    assert report["skipped_excluded"] == 2
+
+
+def test_unknown_excluded_dataset_is_an_error(db, write_file):
+    with pytest.raises(UserError, match="no dataset named nope"):
+        repository_import(path=write_file("s.txt", "x y\n"), name="subs", exclude_datasets=["nope"])
+
+
+def test_dailydialog_format_imports_every_turn(db, write_file):
+    content = "Hello , Tom . __eou__ Hi ! __eou__ How are you ? __eou__\nHi ! __eou__ Bye . __eou__\n"
+    report = repository_import(path=write_file("dialogues_train.txt", content), name="subs", fmt="dailydialog")
+    assert texts() == ["Hello , Tom .", "Hi !", "How are you ?", "Bye ."]
+    assert report["duplicates"] == 1
+    assert Utterance.objects.get(text="How are you ?").source_ref == "turn 3"
+
+
+def test_undecodable_bytes_are_an_error_naming_line_and_field(db, write_file):
+    with pytest.raises(ImportFileError, match=r"s.txt, line 2, field text: undecodable bytes"):
+        repository_import(path=write_file("s.txt", b"fine\ncaf\xe9\n"), name="subs")
+    assert not Utterance.objects.exists()
+
+
+def test_another_encoding_can_be_named(db, write_file):
+    repository_import(path=write_file("s.txt", "caf\xe9 au lait\n".encode("latin-1")), name="subs", encoding="latin-1")
+    assert texts() == ["café au lait"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is the PostgreSQL path")
+def test_copy_and_plain_inserts_give_the_same_repository(db, write_file):
+    content = "".join(f"Line {i % 700} of the film.\n" for i in range(2000))
+    path = write_file("s.txt", content)
+    copied = repository_import(path=path, name="copied", use_copy=True)
+    plain = repository_import(path=path, name="plain", use_copy=False)
+    assert copied["inserted"] == plain["inserted"] == 700
+    assert texts("copied") == texts("plain")
+
+
+@pytest.mark.shared_data
+def test_real_cornell_sample_with_crlf_and_a_cut_last_line(db, shared_data):
+    path = next((shared_data / "cornell_PARTIAL").glob("movie_lines*.txt"))
+    report = repository_import(path=path, name="cornell", fmt="cornell")
+    assert report["lines"] == 28676
+    assert report["skipped_unterminated_last_line"] == 1
+    assert report["inserted"] == Utterance.objects.count() > 20000
+    assert not Utterance.objects.filter(text__contains="\r").exists()
+    assert not Utterance.objects.filter(text__contains="<u>").exists()  # formatting tags stripped
