@@ -135,6 +135,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_spool / "control"),
         "store_processed": False,
     }
+    # kombu does not create its spool folders; every process (web, worker) may be first.
+    for _folder in ("queue", "control"):
+        (_spool / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True  # Job rows are the record of every background job
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
