@@ -47,6 +47,12 @@ class UtteranceAdmin(admin.ModelAdmin):
     search_fields = ["text"]
     show_full_result_count = False  # COUNT(*) over millions of rows on every page is too slow
 
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
     @admin.display(description="text")
     def short_text(self, obj):
         return obj.text[:100]

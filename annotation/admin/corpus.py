@@ -71,8 +71,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def preview_view(self, request, pk):
         dataset = get_object_or_404(Dataset, pk=pk)
-        form = PreviewForm(request.GET or None)
         rules, k = filter_rules_current(), 3
+        form = PreviewForm(request.GET or None, initial={"rules": rules, "false_per_question": k})
         if form.is_valid():
             rules = form.cleaned_data["rules"] or rules
             k = form.cleaned_data["false_per_question"] or k
@@ -109,8 +109,18 @@ class TurnInline(admin.TabularInline):
     can_delete = False
 
 
+class ImportedOnly(admin.ModelAdmin):
+    """Rows that only imports and services create: viewable, never added or edited by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Context)
-class ContextAdmin(admin.ModelAdmin):
+class ContextAdmin(ImportedOnly):
     list_display = ["id", "dataset", "source", "source_line"]
     list_filter = ["dataset"]
     list_select_related = ["dataset"]
@@ -136,7 +146,7 @@ class CandidateInline(admin.TabularInline):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(ImportedOnly):
     list_display = ["id", "dataset", "short_ground_truth", "derived_from"]
     list_filter = ["dataset", ("derived_from", admin.EmptyFieldListFilter)]
     list_select_related = ["dataset"]
@@ -151,7 +161,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(ImportedOnly):
     list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "retrieval_score", "rank"]
     list_filter = ["source", "is_ground_truth", "question__dataset"]
     search_fields = ["text"]

@@ -3,7 +3,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.models import Job
-from annotation.services.jobs import job_cancel
+from annotation.models import JobStatus
+from annotation.services.jobs import job_cancel, job_enqueue
 
 
 @admin.register(Job)
@@ -13,7 +14,7 @@ class JobAdmin(admin.ModelAdmin):
     list_filter = ["status", "kind"]
     list_select_related = ["created_by"]
     readonly_fields = [f.name for f in Job._meta.fields] + ["status_page"]
-    actions = ["cancel_jobs"]
+    actions = ["cancel_jobs", "resend_jobs"]
 
     def has_add_permission(self, request):
         return False
@@ -30,3 +31,12 @@ class JobAdmin(admin.ModelAdmin):
         for job_id in queryset.values_list("pk", flat=True):
             job_cancel(job_id=job_id)
         messages.info(request, "Cancellation requested.")
+
+    @admin.action(description="Send the selected pending jobs to the workers again")
+    def resend_jobs(self, request, queryset):
+        # For a job whose message was lost (broker down when it was created); a job that is
+        # already running or finished ignores the extra message.
+        pending = list(queryset.filter(status=JobStatus.PENDING).values_list("pk", "kind"))
+        for job_id, kind in pending:
+            job_enqueue(job_id=job_id, kind=kind)
+        messages.info(request, f"{len(pending)} pending job(s) sent again.")

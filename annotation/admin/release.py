@@ -25,6 +25,9 @@ class TestSetAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # frozen
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # a published release stays reproducible
+
     @admin.display(description="questions")
     def n_questions(self, obj):
         return obj.manifest.get("counts", {}).get("questions")

@@ -26,6 +26,9 @@ class ScoreAdmin(admin.ModelAdmin):
     raw_id_fields = ["candidate", "annotator"]
     change_list_template = "admin/wellchosen/score_changelist.html"
 
+    def has_add_permission(self, request):
+        return False  # scores come from annotators and imports
+
     def has_change_permission(self, request, obj=None):
         return False  # scores are evidence: never edited in place
 

@@ -149,6 +149,8 @@ def _finish(job: Job, *, status: str, error: str = "", result: dict | None = Non
         values["progress"] = 100
         counts = cache.get(job_cache_key(job.pk, "progress")) or {}
         values.update({k: v for k, v in counts.items() if k != "progress"})
+        if values.get("total_count"):
+            values["done_count"] = values["total_count"]
     # Only the attempt that claimed the job may finish it (a takeover bumps attempts).
     Job.objects.filter(pk=job.pk, attempts=job.attempts, status=JobStatus.RUNNING).update(**values)
     cache.delete_many([job_cache_key(job.pk, "progress"), job_cache_key(job.pk, "cancel"), job_cache_key(job.pk, "heartbeat")])

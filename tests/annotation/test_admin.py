@@ -132,3 +132,17 @@ def test_dataset_changelist_query_count_is_constant(admin_client, scored_questio
     with django_assert_max_num_queries(8):
         assert admin_client.get(reverse("admin:annotation_dataset_changelist")).status_code == 200
     assert Dataset.objects.count() == 5
+
+
+def test_resend_action_runs_a_pending_job_whose_message_was_lost(admin_client, django_capture_on_commit_callbacks):
+    from annotation.services.jobs import job_create
+
+    # given a job created while the broker was down (its message never sent)
+    job = job_create(kind="build_testset", params={"dataset": "missing", "name": "x"}, enqueue=False)
+    # when a researcher re-sends it from the job list
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("admin:annotation_job_changelist"),
+                          {"action": "resend_jobs", "_selected_action": [job.pk]})
+    # then a worker ran it
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED and job.error == "no dataset 'missing'"

@@ -1,9 +1,11 @@
 import gzip
 import json
+import tracemalloc
 
 import pytest
 from django.db import connection
 
+from annotation.models import Candidate, Turn
 from annotation.services.dialogue_import import dialogues_import
 from annotation.services.errors import ImportFileError, UserError
 from retrieval.models import Repository, Utterance
@@ -133,3 +135,38 @@ def test_real_cornell_sample_with_crlf_and_a_cut_last_line(db, shared_data):
     assert report["inserted"] == Utterance.objects.count() > 20000
     assert not Utterance.objects.filter(text__contains="\r").exists()
     assert not Utterance.objects.filter(text__contains="<u>").exists()  # formatting tags stripped
+
+
+def test_memory_does_not_grow_with_the_file(db, tmp_path, settings):
+    # given a 3,000-line and a 30,000-line file of distinct utterances, imported in batches of 1,000
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 1000
+
+    def peak_for(n: int) -> int:
+        path = tmp_path / f"{n}.txt"
+        path.write_text("".join(f"Line {i} says something about trains and tickets.\n" for i in range(n)))
+        tracemalloc.start()
+        report = repository_import(path=path, name=f"r{n}")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert report["inserted"] == n
+        return peak
+
+    small, large = peak_for(3_000), peak_for(30_000)
+    # then ten times the lines need about the same memory (one batch at a time), not ten times as much
+    assert large < 1.5 * small + 1_000_000, (small, large)
+
+
+@pytest.mark.shared_data
+def test_real_dailydialog_train_split_without_the_test_dialogues(db, shared_data):
+    # given the DailyDialog test split as a dataset
+    dialogues_import(path=shared_data / "dailydialog/test/dialogues_test.txt", fmt="dailydialog", dataset_name="dd-test")
+    # when the train split becomes a repository that excludes it
+    report = repository_import(path=shared_data / "dailydialog/train/dialogues_train.txt", name="dd-train",
+                               fmt="dailydialog", exclude_datasets=["dd-test"])
+    # then every train utterance was read, and none of the test contexts or ground truths is in it
+    assert (report["lines"], report["utterances_read"]) == (11118, 87171)
+    assert report["skipped_excluded"] > 0
+    test_hashes = set(Turn.objects.values_list("text_hash", flat=True)) | set(
+        Candidate.objects.values_list("text_hash", flat=True))
+    assert not Utterance.objects.filter(text_hash__in=test_hashes).exists()
+    assert report["inserted"] == Utterance.objects.count() > 60000
