@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-sqlite test-postgres clean
+.PHONY: install run test lint test-sqlite test-postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("WellChosen needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -28,7 +28,11 @@ run: install
 	 trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install test-sqlite test-postgres
+test: install lint test-sqlite test-postgres
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test-sqlite: install
 	@echo "== test suite on SQLite =="

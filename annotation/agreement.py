@@ -38,8 +38,13 @@ def agreement_summary(table: np.ndarray) -> dict:
     per_item = table.sum(axis=1)
     values, counts = np.unique(per_item[per_item >= 2], return_counts=True)
     if len(values) == 0:
-        return {"items": 0, "raters": 0, "items_skipped": int(table.shape[0]), "fleiss_kappa_6": None,
-                "fleiss_kappa_2": None}
+        return {
+            "items": 0,
+            "raters": 0,
+            "items_skipped": int(table.shape[0]),
+            "fleiss_kappa_6": None,
+            "fleiss_kappa_2": None,
+        }
     raters = int(values[np.argmax(counts)])
     full = table[per_item == raters]
     return {

@@ -6,14 +6,16 @@ from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 
 
 class DialogueImportForm(forms.Form):
-    file = forms.FileField(help_text="DailyDialog dialogues_*.txt, or JSONL with {\"context\": [...], \"response\": \"...\"}")
+    file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
     format = forms.ChoiceField(choices=[(f, f) for f in DIALOGUE_FORMATS])
     dataset = forms.CharField(validators=[validate_slug], help_text="New or existing dataset name")
     context_turns = forms.IntegerField(min_value=1, max_value=20, initial=3)
 
 
 class TestsetImportForm(forms.Form):
-    tsv = forms.FileField(label="Test set TSV", help_text="context turns, ground truth, false candidates; tab-separated")
+    tsv = forms.FileField(
+        label="Test set TSV", help_text="context turns, ground truth, false candidates; tab-separated"
+    )
     scores = forms.FileField(required=False, label="human_scores.jsonl", help_text="optional, aligned with the TSV")
     dataset = forms.CharField(validators=[validate_slug])
     context_turns = forms.IntegerField(min_value=1, max_value=20, initial=3)

@@ -54,7 +54,9 @@ def release_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[ReleaseIt
             return
         last_position = items[-1].position
         turns: dict[int, list[Turn]] = {}
-        for turn in Turn.objects.filter(context_id__in={i.question.context_id for i in items}).order_by("context_id", "position"):
+        for turn in Turn.objects.filter(context_id__in={i.question.context_id for i in items}).order_by(
+            "context_id", "position"
+        ):
             turns.setdefault(turn.context_id, []).append(turn)
         candidates: dict[int, list[ReleaseCandidate]] = {}
         for tsc in (
@@ -134,8 +136,19 @@ def render_csv(items: Iterable[ReleaseItem], *, context_turns: int) -> Iterator[
     writer.writerow(
         ["question_position", "question_id", "derived_from_question_id"]
         + [f"context_{i + 1}" for i in range(context_turns)]
-        + ["candidate_position", "candidate_id", "is_ground_truth", "text", "source", "retrieval_score", "rank",
-           "retriever_version", "n_scores", "mean_score", "scores"]
+        + [
+            "candidate_position",
+            "candidate_id",
+            "is_ground_truth",
+            "text",
+            "source",
+            "retrieval_score",
+            "rank",
+            "retriever_version",
+            "n_scores",
+            "mean_score",
+            "scores",
+        ]
     )
     yield flush()
     for item in items:
@@ -144,10 +157,18 @@ def render_csv(items: Iterable[ReleaseItem], *, context_turns: int) -> Iterator[
         for c in item.candidates:
             values = [v for _, v in c.scores]
             writer.writerow(
-                [item.position, item.question_id, item.derived_from_id or ""] + context + [
-                    c.position, c.candidate.pk, int(c.is_ground_truth), c.candidate.text, c.candidate.source,
+                [item.position, item.question_id, item.derived_from_id or ""]
+                + context
+                + [
+                    c.position,
+                    c.candidate.pk,
+                    int(c.is_ground_truth),
+                    c.candidate.text,
+                    c.candidate.source,
                     "" if c.candidate.retrieval_score is None else repr(c.candidate.retrieval_score),
-                    c.candidate.rank or "", c.candidate.retriever_version, len(values),
+                    c.candidate.rank or "",
+                    c.candidate.retriever_version,
+                    len(values),
                     f"{sum(values) / len(values):.4f}" if values else "",
                     ";".join(f"{label}={value}" for label, value in c.scores),
                 ]

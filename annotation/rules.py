@@ -47,8 +47,10 @@ def decide_false_candidate(counts: ScoreCounts, rules: Thresholds, planned: int)
     if counts.acceptable >= rules.acceptable_min_count:
         return FalseDecision.ACCEPTABLE
     remaining = max(planned - counts.scores, 0)
-    if (counts.acceptable + remaining < rules.acceptable_min_count
-            and counts.ungrammatical + remaining < rules.ungrammatical_min_count):
+    if (
+        counts.acceptable + remaining < rules.acceptable_min_count
+        and counts.ungrammatical + remaining < rules.ungrammatical_min_count
+    ):
         return FalseDecision.KEPT
     return FalseDecision.UNDECIDED
 
@@ -83,7 +85,9 @@ class PlannedQuestion:
     derived: bool
 
 
-def plan_questions(pool: QuestionPool, *, false_per_question: int, rng: random.Random | None = None) -> list[PlannedQuestion]:
+def plan_questions(
+    pool: QuestionPool, *, false_per_question: int, rng: random.Random | None = None
+) -> list[PlannedQuestion]:
     """Questions a pool yields: the original with k false candidates and, when at least 2k
     false candidates survive, one extra question per acceptable candidate (as ground truth)
     while k unused false candidates remain. Without ``rng`` the choice is in id order."""

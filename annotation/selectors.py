@@ -64,7 +64,10 @@ def question_pools(*, dataset: Dataset, rules: FilterRules) -> dict[int, Questio
         pool.decisions[decision] = pool.decisions.get(decision, 0) + 1
         if decision == FalseDecision.KEPT:
             pool.kept.append(row["id"])
-        elif decision == FalseDecision.ACCEPTABLE and decide_ground_truth(counts, rules, planned) == GroundTruthDecision.PASSED:
+        elif (
+            decision == FalseDecision.ACCEPTABLE
+            and decide_ground_truth(counts, rules, planned) == GroundTruthDecision.PASSED
+        ):
             pool.acceptable_as_ground_truth.append(row["id"])
     return pools
 
@@ -127,16 +130,21 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
     tables = []
     for start in range(0, len(candidate_ids), 5000):
         chunk = candidate_ids[start : start + 5000]
-        tables.append(score_category_table(scores=Score.objects.filter(candidate_id__in=chunk,
-                                                                        annotator__scores_excluded=False)))
+        tables.append(
+            score_category_table(scores=Score.objects.filter(candidate_id__in=chunk, annotator__scores_excluded=False))
+        )
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
 
 
 def job_live_progress(*, job: Job) -> dict:
     """Progress as a worker last reported it: the cache while running (an import's own
     transaction hides its writes), the row otherwise."""
-    values = {"progress": job.progress, "done_count": job.done_count, "total_count": job.total_count,
-              "failed_count": job.failed_count}
+    values = {
+        "progress": job.progress,
+        "done_count": job.done_count,
+        "total_count": job.total_count,
+        "failed_count": job.failed_count,
+    }
     if job.status == JobStatus.RUNNING:
         values.update(cache.get(job_cache_key(job.pk, "progress")) or {})
     return values

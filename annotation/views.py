@@ -42,10 +42,17 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @staff_member_required
 def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
     job = get_object_or_404(Job, pk=job_id)
-    return JsonResponse({
-        "id": job.pk, "kind": job.kind, "status": job.status, "finished": job.is_finished, "error": job.error,
-        "result": job.result, **job_live_progress(job=job),
-    })
+    return JsonResponse(
+        {
+            "id": job.pk,
+            "kind": job.kind,
+            "status": job.status,
+            "finished": job.is_finished,
+            "error": job.error,
+            "result": job.result,
+            **job_live_progress(job=job),
+        }
+    )
 
 
 @staff_member_required

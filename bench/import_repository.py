@@ -80,8 +80,16 @@ def orm_import(path: Path, name: str, batch: int = 5000) -> int:
         for number, line in enumerate(handle, start=1):
             text = clean_text(line)
             if text:
-                rows.append(Utterance(repository=repository, text=text, text_hash=text_hash(text),
-                                      n_tokens=min(count_tokens(text), 32767), source=path.name, source_line=number))
+                rows.append(
+                    Utterance(
+                        repository=repository,
+                        text=text,
+                        text_hash=text_hash(text),
+                        n_tokens=min(count_tokens(text), 32767),
+                        source=path.name,
+                        source_line=number,
+                    )
+                )
             if len(rows) >= batch:
                 Utterance.objects.bulk_create(rows, ignore_conflicts=True)
                 rows = []
@@ -94,7 +102,9 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--peer-lines", type=int, default=100_000, help="slice imported through the ORM peer")
     parser.add_argument("--database", default="", help="DATABASE_URL (default: a fresh SQLite file)")
-    parser.add_argument("--shared", type=Path, default=Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data")))
+    parser.add_argument(
+        "--shared", type=Path, default=Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    )
     args = parser.parse_args()
     if not (args.shared / "dailydialog").is_dir():
         sys.exit(f"real data not found at {args.shared} (set WELLCHOSEN_SHARED_DATA)")
@@ -124,7 +134,10 @@ def main() -> None:
     write_corpus(corpus, args.lines, texts)
     write_corpus(peer_corpus, args.peer_lines, texts)
     size_mb = corpus.stat().st_size / 1e6
-    print(f"database: {connection.vendor}; corpus: {args.lines:,} lines ({size_mb:.0f} MB) from {len(texts):,} real utterances")
+    print(
+        f"database: {connection.vendor}; corpus: {args.lines:,} lines ({size_mb:.0f} MB) "
+        f"from {len(texts):,} real utterances"
+    )
 
     with PeakRSS() as ours_mem:
         start = time.perf_counter()
@@ -140,12 +153,18 @@ def main() -> None:
         peer = time.perf_counter() - start
     assert peer_inserted == slice_report["inserted"], (peer_inserted, slice_report["inserted"])
 
-    print(f"{'run':<38}{'lines':>12}{'seconds':>10}{'lines/s':>12}{'peak RSS MB':>13}")
-    print(f"{'repository_import (ours)':<38}{args.lines:>12,}{ours:>10.1f}{args.lines / ours:>12,.0f}{ours_mem.peak / 1e6:>13.0f}")
-    print(f"{'repository_import, slice':<38}{args.peer_lines:>12,}{ours_slice:>10.1f}{args.peer_lines / ours_slice:>12,.0f}{slice_mem.peak / 1e6:>13.0f}")
-    print(f"{'peer: ORM bulk_create(ignore_conflicts)':<38}{args.peer_lines:>12,}{peer:>10.1f}{args.peer_lines / peer:>12,.0f}{peer_mem.peak / 1e6:>13.0f}")
+    def row(label: str, lines: int, seconds: float, memory: PeakRSS) -> str:
+        return f"{label:<42}{lines:>12,}{seconds:>10.1f}{lines / seconds:>12,.0f}{memory.peak / 1e6:>13.0f}"
+
+    print(f"{'run':<42}{'lines':>12}{'seconds':>10}{'lines/s':>12}{'peak RSS MB':>13}")
+    print(row("repository_import (ours)", args.lines, ours, ours_mem))
+    print(row("repository_import, slice", args.peer_lines, ours_slice, slice_mem))
+    print(row("peer: ORM bulk_create(ignore_conflicts)", args.peer_lines, peer, peer_mem))
     print(f"speed ratio ours/peer on the slice: {peer / ours_slice:.2f}x")
-    print(f"inserted {report['inserted']:,}, duplicates {report['duplicates']:,}, skipped short {report['skipped_short']:,}")
+    print(
+        f"inserted {report['inserted']:,}, duplicates {report['duplicates']:,}, "
+        f"skipped short {report['skipped_short']:,}"
+    )
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("DROP SCHEMA wellchosen_bench CASCADE")

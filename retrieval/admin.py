@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import Count
 from django.urls import path
 
-from annotation.admin.common import render_form, start_job
+from annotation.admin.common import ReadOnlyAdmin, render_form, start_job
 from annotation.models import JobKind
 from annotation.services.uploads import upload_store
 from retrieval.forms import RepositoryImportForm
@@ -31,27 +31,33 @@ class RepositoryAdmin(admin.ModelAdmin):
         form = RepositoryImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(request, kind=JobKind.IMPORT_REPOSITORY, params={
-                "path": str(upload_store(uploaded=d["file"])), "name": d["name"], "format": d["format"],
-                "min_tokens": d["min_tokens"], "exclude_datasets": [ds.name for ds in d["exclude_datasets"]]})
-        return render_form(request, self, form=form, title="Import an utterance repository",
-                           intro="Streams the file into the repository, de-duplicated by normalised text. "
-                                 "Runs as a background job.")
+            return start_job(
+                request,
+                kind=JobKind.IMPORT_REPOSITORY,
+                params={
+                    "path": str(upload_store(uploaded=d["file"])),
+                    "name": d["name"],
+                    "format": d["format"],
+                    "min_tokens": d["min_tokens"],
+                    "exclude_datasets": [ds.name for ds in d["exclude_datasets"]],
+                },
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Import an utterance repository",
+            intro="Streams the file into the repository, de-duplicated by normalised text. Runs as a background job.",
+        )
 
 
 @admin.register(Utterance)
-class UtteranceAdmin(admin.ModelAdmin):
+class UtteranceAdmin(ReadOnlyAdmin):
     list_display = ["id", "repository", "short_text", "n_tokens", "source", "source_line", "source_ref"]
     list_filter = ["repository"]
     list_select_related = ["repository"]
     search_fields = ["text"]
     show_full_result_count = False  # COUNT(*) over millions of rows on every page is too slow
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="text")
     def short_text(self, obj):

@@ -11,6 +11,8 @@ class RepositoryImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
     min_tokens = forms.IntegerField(min_value=0, initial=1, help_text="Skip utterances with fewer words")
     exclude_datasets = forms.ModelMultipleChoiceField(
-        queryset=Dataset.objects.order_by("name"), required=False, to_field_name="name",
+        queryset=Dataset.objects.order_by("name"),
+        required=False,
+        to_field_name="name",
         help_text="Leave out every utterance that occurs in these datasets",
     )

@@ -45,11 +45,11 @@ def scored_question(db):
             from tests.factories import AnnotatorFactory
 
             annotators = AnnotatorFactory.create_batch(n)
-        for annotator, value in zip(annotators, gt):
+        for annotator, value in zip(annotators, gt, strict=False):
             ScoreFactory(candidate=ground_truth, annotator=annotator, value=value)
         for i, values in enumerate(false):
             candidate = CandidateFactory(question=question, text=f"false candidate {question.pk}-{i}")
-            for annotator, value in zip(annotators, values):
+            for annotator, value in zip(annotators, values, strict=False):
                 ScoreFactory(candidate=candidate, annotator=annotator, value=value)
         return question
 

@@ -44,9 +44,11 @@ class ContextFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def turns(obj, create, extracted, **kwargs):
-        texts = extracted if extracted is not None else [
-            "Did you book the tickets?", "Not yet, the site was down.", "Can you try again tonight?"
-        ]
+        texts = (
+            extracted
+            if extracted is not None
+            else ["Did you book the tickets?", "Not yet, the site was down.", "Can you try again tonight?"]
+        )
         for i, text in enumerate(texts):
             Turn.objects.create(context=obj, position=i, speaker="AB"[i % 2], text=text, text_hash=text_hash(text))
 
@@ -64,8 +66,13 @@ class QuestionFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def ground_truth_candidate(obj, create, extracted, **kwargs):
-        Candidate.objects.create(question=obj, text=obj.ground_truth, text_hash=text_hash(obj.ground_truth),
-                                 is_ground_truth=True, source=CandidateSource.IMPORTED)
+        Candidate.objects.create(
+            question=obj,
+            text=obj.ground_truth,
+            text_hash=text_hash(obj.ground_truth),
+            is_ground_truth=True,
+            source=CandidateSource.IMPORTED,
+        )
 
 
 class CandidateFactory(factory.django.DjangoModelFactory):

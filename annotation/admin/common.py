@@ -14,7 +14,9 @@ def start_job(request: HttpRequest, *, kind: str, params: dict) -> HttpResponse:
     return redirect(reverse("job-detail", args=[job.pk]))
 
 
-def render_form(request: HttpRequest, model_admin: admin.ModelAdmin, *, form, title: str, intro: str = "") -> HttpResponse:
+def render_form(
+    request: HttpRequest, model_admin: admin.ModelAdmin, *, form, title: str, intro: str = ""
+) -> HttpResponse:
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -23,3 +25,13 @@ def render_form(request: HttpRequest, model_admin: admin.ModelAdmin, *, form, ti
         "form": form,
     }
     return TemplateResponse(request, "admin/wellchosen/form.html", context)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that only imports, builds and services create: viewable, never added or edited by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -10,7 +10,7 @@ from annotation.models import Candidate, Context, Dataset, JobKind, Question, Tu
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
 from annotation.services.uploads import upload_store
 
-from .common import render_form, start_job
+from .common import ReadOnlyAdmin, render_form, start_job
 
 
 @admin.register(Dataset)
@@ -21,8 +21,10 @@ class DatasetAdmin(admin.ModelAdmin):
     change_list_template = "admin/wellchosen/dataset_changelist.html"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            question_count=Count("questions", filter=Q(questions__derived_from__isnull=True))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(question_count=Count("questions", filter=Q(questions__derived_from__isnull=True)))
         )
 
     @admin.display(description="questions", ordering="question_count")
@@ -50,24 +52,47 @@ class DatasetAdmin(admin.ModelAdmin):
         form = DialogueImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(request, kind=JobKind.IMPORT_DIALOGUES, params={
-                "path": str(upload_store(uploaded=d["file"])), "format": d["format"], "dataset": d["dataset"],
-                "context_turns": d["context_turns"]})
-        return render_form(request, self, form=form, title="Import dialogues",
-                           intro="Each dialogue becomes a question: its first turns are the context, the next turn "
-                                 "the ground truth. The import runs as a background job.")
+            return start_job(
+                request,
+                kind=JobKind.IMPORT_DIALOGUES,
+                params={
+                    "path": str(upload_store(uploaded=d["file"])),
+                    "format": d["format"],
+                    "dataset": d["dataset"],
+                    "context_turns": d["context_turns"],
+                },
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Import dialogues",
+            intro="Each dialogue becomes a question: its first turns are the context, the next turn "
+            "the ground truth. The import runs as a background job.",
+        )
 
     def import_testset_view(self, request):
         form = TestsetImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(request, kind=JobKind.IMPORT_TESTSET, params={
-                "path": str(upload_store(uploaded=d["tsv"])),
-                "scores_path": str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
-                "dataset": d["dataset"], "context_turns": d["context_turns"]})
-        return render_form(request, self, form=form, title="Import a released test set",
-                           intro="Sato et al.'s format: context turns, ground truth and false candidates, "
-                                 "tab-separated, with an optional human_scores.jsonl.")
+            return start_job(
+                request,
+                kind=JobKind.IMPORT_TESTSET,
+                params={
+                    "path": str(upload_store(uploaded=d["tsv"])),
+                    "scores_path": str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
+                    "dataset": d["dataset"],
+                    "context_turns": d["context_turns"],
+                },
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Import a released test set",
+            intro="Sato et al.'s format: context turns, ground truth and false candidates, "
+            "tab-separated, with an optional human_scores.jsonl.",
+        )
 
     def preview_view(self, request, pk):
         dataset = get_object_or_404(Dataset, pk=pk)
@@ -93,12 +118,25 @@ class DatasetAdmin(admin.ModelAdmin):
         form = BuildTestsetForm(request.POST or None, initial={"rules": filter_rules_current()})
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(request, kind=JobKind.BUILD_TESTSET, params={
-                "dataset": dataset.name, "name": d["name"], "false_per_question": d["false_per_question"],
-                "seed": d["seed"], "rules_version": d["rules"].version})
-        return render_form(request, self, form=form, title=f"Build a test set from {dataset.name}",
-                           intro="The release is frozen once built: its questions, candidate order, scores and "
-                                 "the sha256 of every export are recorded in its manifest.")
+            return start_job(
+                request,
+                kind=JobKind.BUILD_TESTSET,
+                params={
+                    "dataset": dataset.name,
+                    "name": d["name"],
+                    "false_per_question": d["false_per_question"],
+                    "seed": d["seed"],
+                    "rules_version": d["rules"].version,
+                },
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title=f"Build a test set from {dataset.name}",
+            intro="The release is frozen once built: its questions, candidate order, scores and "
+            "the sha256 of every export are recorded in its manifest.",
+        )
 
 
 class TurnInline(admin.TabularInline):
@@ -109,18 +147,8 @@ class TurnInline(admin.TabularInline):
     can_delete = False
 
 
-class ImportedOnly(admin.ModelAdmin):
-    """Rows that only imports and services create: viewable, never added or edited by hand."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Context)
-class ContextAdmin(ImportedOnly):
+class ContextAdmin(ReadOnlyAdmin):
     list_display = ["id", "dataset", "source", "source_line"]
     list_filter = ["dataset"]
     list_select_related = ["dataset"]
@@ -146,7 +174,7 @@ class CandidateInline(admin.TabularInline):
 
 
 @admin.register(Question)
-class QuestionAdmin(ImportedOnly):
+class QuestionAdmin(ReadOnlyAdmin):
     list_display = ["id", "dataset", "short_ground_truth", "derived_from"]
     list_filter = ["dataset", ("derived_from", admin.EmptyFieldListFilter)]
     list_select_related = ["dataset"]
@@ -161,13 +189,23 @@ class QuestionAdmin(ImportedOnly):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(ImportedOnly):
+class CandidateAdmin(ReadOnlyAdmin):
     list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "retrieval_score", "rank"]
     list_filter = ["source", "is_ground_truth", "question__dataset"]
     search_fields = ["text"]
     raw_id_fields = ["question", "utterance"]
-    readonly_fields = ["question", "utterance", "text", "text_hash", "is_ground_truth", "source", "retrieval_score",
-                       "rank", "retriever_version", "created_at"]
+    readonly_fields = [
+        "question",
+        "utterance",
+        "text",
+        "text_hash",
+        "is_ground_truth",
+        "source",
+        "retrieval_score",
+        "rank",
+        "retriever_version",
+        "created_at",
+    ]
 
     @admin.display(description="text")
     def short_text(self, obj):

@@ -2,25 +2,30 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.models import Job
-from annotation.models import JobStatus
+from annotation.models import Job, JobStatus
 from annotation.services.jobs import job_cancel, job_enqueue
+
+from .common import ReadOnlyAdmin
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "kind", "status", "progress", "done_count", "total_count", "created_by", "created_at",
-                    "finished_at", "status_page"]
+class JobAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "kind",
+        "status",
+        "progress",
+        "done_count",
+        "total_count",
+        "created_by",
+        "created_at",
+        "finished_at",
+        "status_page",
+    ]
     list_filter = ["status", "kind"]
     list_select_related = ["created_by"]
     readonly_fields = [f.name for f in Job._meta.fields] + ["status_page"]
     actions = ["cancel_jobs", "resend_jobs"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="")
     def status_page(self, obj):

@@ -9,21 +9,27 @@ from django.utils.html import format_html, format_html_join
 from annotation.models import TestSet
 from annotation.release_io import EXPORTS, export_filename, manifest_bytes, render_export
 
+from .common import ReadOnlyAdmin
+
 
 @admin.register(TestSet)
-class TestSetAdmin(admin.ModelAdmin):
+class TestSetAdmin(ReadOnlyAdmin):
     list_display = ["name", "dataset", "rules", "seed", "false_per_question", "n_questions", "created_at", "downloads"]
     list_select_related = ["dataset", "rules"]
     list_filter = ["dataset"]
-    readonly_fields = ["name", "dataset", "rules", "seed", "false_per_question", "created_at", "downloads",
-                       "manifest_pretty"]
+    readonly_fields = [
+        "name",
+        "dataset",
+        "rules",
+        "seed",
+        "false_per_question",
+        "created_at",
+        "downloads",
+        "manifest_pretty",
+    ]
     exclude = ["manifest"]
 
-    def has_add_permission(self, request):
-        return False  # releases are built from a dataset ("build test set")
-
-    def has_change_permission(self, request, obj=None):
-        return False  # frozen
+    # Read-only: releases are built from a dataset ("build test set") and frozen.
 
     def has_delete_permission(self, request, obj=None):
         return False  # a published release stays reproducible
@@ -34,10 +40,13 @@ class TestSetAdmin(admin.ModelAdmin):
 
     @admin.display(description="download")
     def downloads(self, obj):
-        links = [(reverse("admin:annotation_testset_download", args=[obj.pk, kind]), export_filename(obj, kind))
-                 for kind in EXPORTS]
-        links.append((reverse("admin:annotation_testset_download", args=[obj.pk, "manifest"]),
-                      f"{obj.name}.manifest.json"))
+        links = [
+            (reverse("admin:annotation_testset_download", args=[obj.pk, kind]), export_filename(obj, kind))
+            for kind in EXPORTS
+        ]
+        links.append(
+            (reverse("admin:annotation_testset_download", args=[obj.pk, "manifest"]), f"{obj.name}.manifest.json")
+        )
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     @admin.display(description="manifest")
@@ -46,14 +55,21 @@ class TestSetAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
-            path("<int:pk>/download/<str:kind>/", self.admin_site.admin_view(self.download_view),
-                 name="annotation_testset_download"),
+            path(
+                "<int:pk>/download/<str:kind>/",
+                self.admin_site.admin_view(self.download_view),
+                name="annotation_testset_download",
+            ),
         ] + super().get_urls()
 
     def download_view(self, request, pk, kind):
         testset = get_object_or_404(TestSet.objects.select_related("dataset"), pk=pk)
         if kind == "manifest":
-            chunks, filename, content_type = [manifest_bytes(testset)], f"{testset.name}.manifest.json", "application/json"
+            chunks, filename, content_type = (
+                [manifest_bytes(testset)],
+                f"{testset.name}.manifest.json",
+                "application/json",
+            )
         elif kind in EXPORTS:
             chunks = (chunk.encode("utf-8") for chunk in render_export(testset, kind))
             filename, content_type = export_filename(testset, kind), EXPORTS[kind][2]

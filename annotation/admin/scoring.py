@@ -6,7 +6,7 @@ from annotation.models import Annotator, FilterRules, JobKind, Score
 from annotation.services.filter_rules import filter_rules_create
 from annotation.services.uploads import upload_store
 
-from .common import render_form, start_job
+from .common import ReadOnlyAdmin, render_form, start_job
 
 
 @admin.register(Annotator)
@@ -19,18 +19,14 @@ class AnnotatorAdmin(admin.ModelAdmin):
 
 
 @admin.register(Score)
-class ScoreAdmin(admin.ModelAdmin):
+class ScoreAdmin(ReadOnlyAdmin):
     list_display = ["id", "candidate_id", "annotator", "value", "assignment_ref", "created_at"]
     list_filter = ["value", "annotator__provider", "candidate__question__dataset"]
     list_select_related = ["annotator"]
     raw_id_fields = ["candidate", "annotator"]
     change_list_template = "admin/wellchosen/score_changelist.html"
 
-    def has_add_permission(self, request):
-        return False  # scores come from annotators and imports
-
-    def has_change_permission(self, request, obj=None):
-        return False  # scores are evidence: never edited in place
+    # Read-only: scores come from annotators and imports and are never edited in place.
 
     def get_urls(self):
         return [
@@ -40,11 +36,19 @@ class ScoreAdmin(admin.ModelAdmin):
     def import_view(self, request):
         form = ScoreImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            return start_job(request, kind=JobKind.IMPORT_SCORES,
-                             params={"path": str(upload_store(uploaded=form.cleaned_data["file"]))})
-        return render_form(request, self, form=form, title="Import scores",
-                           intro="CSV: question_id,candidate_id,annotator,score. Annotator is provider:id "
-                                 "(e.g. mturk:A1B2) or a bare id. Existing scores are never overwritten.")
+            return start_job(
+                request,
+                kind=JobKind.IMPORT_SCORES,
+                params={"path": str(upload_store(uploaded=form.cleaned_data["file"]))},
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Import scores",
+            intro="CSV: question_id,candidate_id,annotator,score. Annotator is provider:id "
+            "(e.g. mturk:A1B2) or a bare id. Existing scores are never overwritten.",
+        )
 
 
 @admin.register(FilterRules)
@@ -59,6 +63,8 @@ class FilterRulesAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        created = filter_rules_create(**{name: form.cleaned_data[name] for name in FilterRules.THRESHOLD_FIELDS},
-                                      note=form.cleaned_data.get("note", ""))
+        created = filter_rules_create(
+            **{name: form.cleaned_data[name] for name in FilterRules.THRESHOLD_FIELDS},
+            note=form.cleaned_data.get("note", ""),
+        )
         obj.pk, obj.version = created.pk, created.version

@@ -70,7 +70,11 @@ class Question(models.Model):
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived_questions"
     )
     derived_ground_truth = models.ForeignKey(
-        "Candidate", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        "Candidate",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
         help_text="For a derived question: the candidate of the original question used as ground truth.",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -10,7 +10,9 @@ def imported_annotators_get_or_create(*, namespace: str, count: int) -> list[Ann
     question", not who; the placeholders keep the i-th position across questions.
     """
     labels = [f"{namespace}#{i}" for i in range(1, count + 1)]
-    existing = {a.external_id: a for a in Annotator.objects.filter(provider=AnnotatorProvider.IMPORTED, external_id__in=labels)}
+    existing = {
+        a.external_id: a for a in Annotator.objects.filter(provider=AnnotatorProvider.IMPORTED, external_id__in=labels)
+    }
     missing = [
         Annotator(provider=AnnotatorProvider.IMPORTED, external_id=label, display_name=f"imported annotator {label}")
         for label in labels

@@ -31,17 +31,23 @@ def demo_load() -> list[str]:
             report = dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
             done.append(f"dataset {DEMO_DATASET}: {report['questions']} questions")
         if not Repository.objects.filter(name=DEMO_REPOSITORY).exists():
-            report = repository_import(path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY,
-                                       exclude_datasets=[DEMO_DATASET])
+            report = repository_import(
+                path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET]
+            )
             done.append(f"repository {DEMO_REPOSITORY}: {report['repository_size']} utterances")
         if not Dataset.objects.filter(name=DEMO_ANNOTATED).exists():
-            report = testset_import(tsv_path=DEMO_DIR / "testset.tsv", scores_path=DEMO_DIR / "human_scores.jsonl",
-                                    dataset_name=DEMO_ANNOTATED)
+            report = testset_import(
+                tsv_path=DEMO_DIR / "testset.tsv",
+                scores_path=DEMO_DIR / "human_scores.jsonl",
+                dataset_name=DEMO_ANNOTATED,
+            )
             done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {report['scores']} scores")
         if not TestSet.objects.filter(name=DEMO_RELEASE).exists():
             testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_RELEASE, seed=0)
             counts = testset.manifest["counts"]
-            done.append(f"release {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)")
+            done.append(
+                f"release {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)"
+            )
     return done
 
 
@@ -62,8 +68,10 @@ def demo_accounts_ensure() -> dict[str, str]:
             else:
                 user.set_password(password)
                 user.save(update_fields=["password"])
-        Annotator.objects.get_or_create(user=user, defaults={"provider": AnnotatorProvider.INTERNAL,
-                                                             "external_id": username, "display_name": username})
+        Annotator.objects.get_or_create(
+            user=user,
+            defaults={"provider": AnnotatorProvider.INTERNAL, "external_id": username, "display_name": username},
+        )
         credentials[username] = password
     store.parent.mkdir(parents=True, exist_ok=True)
     store.write_text("".join(f"{u}:{p}\n" for u, p in credentials.items()))

@@ -35,8 +35,15 @@ def dialogues_import(
     path = Path(path)
     reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
     parse = _parse_dailydialog if fmt == "dailydialog" else _parse_jsonl
-    report = {"format": fmt, "dataset": dataset_name, "lines": 0, "questions": 0, "skipped_blank": 0,
-              "skipped_short": 0, "skipped_truncated_last_line": 0}
+    report = {
+        "format": fmt,
+        "dataset": dataset_name,
+        "lines": 0,
+        "questions": 0,
+        "skipped_blank": 0,
+        "skipped_short": 0,
+        "skipped_truncated_last_line": 0,
+    }
     batch_size = settings.WELLCHOSEN_IMPORT_BATCH_SIZE
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, context_turns=context_turns)
@@ -53,18 +60,24 @@ def dialogues_import(
             if record is not None:
                 batch.append(record)
             if len(batch) >= batch_size:
-                report["questions"] += len(questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch))
+                report["questions"] += len(
+                    questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch)
+                )
                 batch = []
             if progress:
                 progress.update(done=reader.position(), total=reader.size)
         if batch:
-            report["questions"] += len(questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch))
+            report["questions"] += len(
+                questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch)
+            )
         if report["questions"] == 0:
             raise UserError(f"{path.name}: no dialogue had {context_turns + 1} or more turns; nothing was imported")
     return report
 
 
-def _parse_dailydialog(line: RawLine, *, path, context_turns: int, encoding: str, report: dict) -> QuestionRecord | None:
+def _parse_dailydialog(
+    line: RawLine, *, path, context_turns: int, encoding: str, report: dict
+) -> QuestionRecord | None:
     pieces = line.data.split(_EOU)
     trailing = pieces.pop().strip()
     if trailing:
@@ -72,12 +85,22 @@ def _parse_dailydialog(line: RawLine, *, path, context_turns: int, encoding: str
             # Every DailyDialog line ends with __eou__: this one was cut off.
             report["skipped_truncated_last_line"] += 1
             return None
-        raise ImportFileError(path, line.number, f"turn {len(pieces) + 1}",
-                              "text after the last __eou__ (is this the DailyDialog format?)")
+        raise ImportFileError(
+            path,
+            line.number,
+            f"turn {len(pieces) + 1}",
+            "text after the last __eou__ (is this the DailyDialog format?)",
+        )
     turns = []
     for i, piece in enumerate(pieces, start=1):
-        turns.append(check_text(decode_field(piece, path=path, line=line.number, field=f"turn {i}", encoding=encoding),
-                                path=path, line=line.number, field_name=f"turn {i}"))
+        turns.append(
+            check_text(
+                decode_field(piece, path=path, line=line.number, field=f"turn {i}", encoding=encoding),
+                path=path,
+                line=line.number,
+                field_name=f"turn {i}",
+            )
+        )
     if len(turns) < context_turns + 1:
         report["skipped_short"] += 1
         return None
@@ -113,10 +136,15 @@ def _parse_jsonl(line: RawLine, *, path, context_turns: int, encoding: str, repo
     response = check_text(response, path=path, line=line.number, field_name="response")
     speakers = obj.get("speakers")
     if speakers is not None:
-        if not isinstance(speakers, list) or len(speakers) != len(context) or not all(isinstance(s, str) for s in speakers):
+        if (
+            not isinstance(speakers, list)
+            or len(speakers) != len(context)
+            or not all(isinstance(s, str) for s in speakers)
+        ):
             raise ImportFileError(path, line.number, "speakers", "must be a list of strings, one per context turn")
         speakers = [s.strip()[:100] for s in speakers]
     # The turns nearest the response are the context; older ones are dropped.
     keep = len(texts) - min(len(texts), context_turns)
-    return QuestionRecord(line=line.number, context=texts[keep:], ground_truth=response,
-                          speakers=speakers[keep:] if speakers else None)
+    return QuestionRecord(
+        line=line.number, context=texts[keep:], ground_truth=response, speakers=speakers[keep:] if speakers else None
+    )

@@ -5,9 +5,16 @@ from django.db import transaction
 from annotation.models import FilterRules
 
 
-def filter_rules_create(*, acceptable_min_score: int, acceptable_min_count: int, ungrammatical_max_score: int,
-                        ungrammatical_min_count: int, ground_truth_low_max_score: int,
-                        ground_truth_low_min_count: int, note: str = "") -> FilterRules:
+def filter_rules_create(
+    *,
+    acceptable_min_score: int,
+    acceptable_min_count: int,
+    ungrammatical_max_score: int,
+    ungrammatical_min_count: int,
+    ground_truth_low_max_score: int,
+    ground_truth_low_min_count: int,
+    note: str = "",
+) -> FilterRules:
     with transaction.atomic():
         # Lock the newest row so that two researchers saving at once get distinct versions.
         latest = FilterRules.objects.select_for_update().order_by("-version").first()

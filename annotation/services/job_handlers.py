@@ -13,16 +13,26 @@ from .testset_import import testset_import
 
 def import_dialogues(job: Job, progress: JobProgress) -> dict:
     p = job.params
-    return dialogues_import(path=Path(p["path"]), fmt=p["format"], dataset_name=p["dataset"],
-                            context_turns=p.get("context_turns", 3), encoding=p.get("encoding", "utf-8"),
-                            progress=progress)
+    return dialogues_import(
+        path=Path(p["path"]),
+        fmt=p["format"],
+        dataset_name=p["dataset"],
+        context_turns=p.get("context_turns", 3),
+        encoding=p.get("encoding", "utf-8"),
+        progress=progress,
+    )
 
 
 def import_testset(job: Job, progress: JobProgress) -> dict:
     p = job.params
-    return testset_import(tsv_path=Path(p["path"]), scores_path=Path(p["scores_path"]) if p.get("scores_path") else None,
-                          dataset_name=p["dataset"], context_turns=p.get("context_turns", 3),
-                          encoding=p.get("encoding", "utf-8"), progress=progress)
+    return testset_import(
+        tsv_path=Path(p["path"]),
+        scores_path=Path(p["scores_path"]) if p.get("scores_path") else None,
+        dataset_name=p["dataset"],
+        context_turns=p.get("context_turns", 3),
+        encoding=p.get("encoding", "utf-8"),
+        progress=progress,
+    )
 
 
 def import_scores(job: Job, progress: JobProgress) -> dict:
@@ -32,8 +42,14 @@ def import_scores(job: Job, progress: JobProgress) -> dict:
 
 def build_testset(job: Job, progress: JobProgress) -> dict:
     p = job.params
-    testset = testset_build(dataset_name=p["dataset"], name=p["name"], false_per_question=p.get("false_per_question", 3),
-                            seed=p.get("seed", 0), rules_version=p.get("rules_version"), progress=progress)
+    testset = testset_build(
+        dataset_name=p["dataset"],
+        name=p["name"],
+        false_per_question=p.get("false_per_question", 3),
+        seed=p.get("seed", 0),
+        rules_version=p.get("rules_version"),
+        progress=progress,
+    )
     return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
 
 

@@ -70,8 +70,13 @@ def job_claim(*, job_id: int) -> Job | None:
     claimed = (
         Job.objects.filter(pk=job_id, attempts=job.attempts)
         .filter(Q(status=JobStatus.PENDING) | Q(status=JobStatus.RUNNING))
-        .update(status=JobStatus.RUNNING, started_at=job.started_at or now, heartbeat_at=now,
-                attempts=F("attempts") + 1, error="")
+        .update(
+            status=JobStatus.RUNNING,
+            started_at=job.started_at or now,
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
+            error="",
+        )
     )
     if not claimed:
         return None
@@ -153,7 +158,9 @@ def _finish(job: Job, *, status: str, error: str = "", result: dict | None = Non
             values["done_count"] = values["total_count"]
     # Only the attempt that claimed the job may finish it (a takeover bumps attempts).
     Job.objects.filter(pk=job.pk, attempts=job.attempts, status=JobStatus.RUNNING).update(**values)
-    cache.delete_many([job_cache_key(job.pk, "progress"), job_cache_key(job.pk, "cancel"), job_cache_key(job.pk, "heartbeat")])
+    cache.delete_many(
+        [job_cache_key(job.pk, "progress"), job_cache_key(job.pk, "cancel"), job_cache_key(job.pk, "heartbeat")]
+    )
 
 
 def job_cancel(*, job_id: int) -> Job:

@@ -57,7 +57,7 @@ class LineReader:
                 return
             number += 1
             if number == 1 and data.startswith(_BOM):
-                data = data[len(_BOM):]
+                data = data[len(_BOM) :]
             terminated = data.endswith(b"\n")
             too_long = False
             if not terminated and len(data) >= self.max_bytes + 2:

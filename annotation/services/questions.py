@@ -53,7 +53,10 @@ def check_text(value: str, *, path, line: int, field_name: str) -> str:
     limit = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
     if len(text) > limit:
         raise ImportFileError(
-            path, line, field_name, f"is {len(text)} characters long; the limit is {limit} (WELLCHOSEN_MAX_UTTERANCE_CHARS)"
+            path,
+            line,
+            field_name,
+            f"is {len(text)} characters long; the limit is {limit} (WELLCHOSEN_MAX_UTTERANCE_CHARS)",
         )
     return text
 
@@ -80,7 +83,10 @@ def questions_bulk_create(
     Turn.objects.bulk_create(
         [
             Turn(
-                context=ctx, position=i, text=text, text_hash=text_hash(text),
+                context=ctx,
+                position=i,
+                text=text,
+                text_hash=text_hash(text),
                 speaker=(r.speakers[i] if r.speakers else ""),
             )
             for ctx, r in zip(contexts, records, strict=True)
@@ -88,21 +94,29 @@ def questions_bulk_create(
         ]
     )
     questions = Question.objects.bulk_create(
-        [Question(dataset=dataset, context=ctx, ground_truth=r.ground_truth) for ctx, r in zip(contexts, records)]
+        [
+            Question(dataset=dataset, context=ctx, ground_truth=r.ground_truth)
+            for ctx, r in zip(contexts, records, strict=True)
+        ]
     )
     candidates = Candidate.objects.bulk_create(
         [
             Candidate(
-                question=q, text=text, text_hash=text_hash(text), is_ground_truth=(i == 0),
+                question=q,
+                text=text,
+                text_hash=text_hash(text),
+                is_ground_truth=(i == 0),
                 source=CandidateSource.IMPORTED,
             )
-            for q, r in zip(questions, records)
+            for q, r in zip(questions, records, strict=True)
             for i, text in enumerate([r.ground_truth, *r.false_candidates])
         ]
     )
     created, offset = [], 0
-    for q, r in zip(questions, records):
+    for q, r in zip(questions, records, strict=True):
         n = 1 + len(r.false_candidates)
-        created.append(CreatedQuestion(record=r, question=q, candidate_ids=[c.pk for c in candidates[offset : offset + n]]))
+        created.append(
+            CreatedQuestion(record=r, question=q, candidate_ids=[c.pk for c in candidates[offset : offset + n]])
+        )
         offset += n
     return created

@@ -57,7 +57,9 @@ def _header(row: list[str], *, path: Path, line: int) -> dict[str, int]:
     names = [name.strip().lower() for name in row]
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise ImportFileError(path, line, None, f"header lacks column(s) {', '.join(missing)}; expected {','.join(COLUMNS)}")
+        raise ImportFileError(
+            path, line, None, f"header lacks column(s) {', '.join(missing)}; expected {','.join(COLUMNS)}"
+        )
     return {c: names.index(c) for c in COLUMNS}
 
 
@@ -78,7 +80,9 @@ def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, 
         raise ImportFileError(path, line, "annotator", "is empty")
     key = (values["candidate_id"], annotator)
     if key in seen:
-        raise ImportFileError(path, line, "annotator", f"{annotator!r} scores candidate {key[0]} a second time in this file")
+        raise ImportFileError(
+            path, line, "annotator", f"{annotator!r} scores candidate {key[0]} a second time in this file"
+        )
     seen.add(key)
     return line, values["question_id"], values["candidate_id"], annotator, values["score"]
 
@@ -98,20 +102,30 @@ def _flush(batch, *, path: Path, report: dict) -> None:
         if candidate_id not in question_of:
             raise ImportFileError(path, line, "candidate_id", f"no candidate {candidate_id}")
         if question_of[candidate_id] != question_id:
-            raise ImportFileError(path, line, "question_id",
-                                  f"candidate {candidate_id} belongs to question {question_of[candidate_id]}, not {question_id}")
+            raise ImportFileError(
+                path,
+                line,
+                "question_id",
+                f"candidate {candidate_id} belongs to question {question_of[candidate_id]}, not {question_id}",
+            )
         annotator = annotators.get(label)
         if annotator is None:
-            raise ImportFileError(path, line, "annotator", f"no internal annotator {label!r} (create the account first)")
+            raise ImportFileError(
+                path, line, "annotator", f"no internal annotator {label!r} (create the account first)"
+            )
         old = existing.get((candidate_id, annotator.pk))
         if old is None:
             new_scores.append(Score(candidate_id=candidate_id, annotator=annotator, value=value))
         elif old == value:
             report["unchanged"] += 1
         else:
-            raise ImportFileError(path, line, "score",
-                                  f"{annotator_label(annotator)} already gave candidate {candidate_id} a {old}; "
-                                  "scores are never overwritten")
+            raise ImportFileError(
+                path,
+                line,
+                "score",
+                f"{annotator_label(annotator)} already gave candidate {candidate_id} a {old}; "
+                "scores are never overwritten",
+            )
     Score.objects.bulk_create(new_scores)
     report["rows"] += len(batch)
     report["created"] += len(new_scores)

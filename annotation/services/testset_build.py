@@ -11,7 +11,13 @@ from django.utils.text import slugify
 from annotation.models import Candidate, Dataset, Question, Score, TestSet, TestSetCandidate, TestSetQuestion
 from annotation.release_io import EXPORTS, export_filename, render_export
 from annotation.rules import plan_questions
-from annotation.selectors import candidates_agreement, dataset_agreement, filter_preview, filter_rules_get, question_pools
+from annotation.selectors import (
+    candidates_agreement,
+    dataset_agreement,
+    filter_preview,
+    filter_rules_get,
+    question_pools,
+)
 
 from .annotators import annotator_label
 from .errors import UserError
@@ -47,9 +53,14 @@ def testset_build(
         plans = []  # (original question id, PlannedQuestion)
         for question_id, pool in pools.items():
             rng = random.Random(f"{seed}:{question_id}")
-            plans.extend((question_id, planned) for planned in plan_questions(pool, false_per_question=false_per_question, rng=rng))
+            plans.extend(
+                (question_id, planned)
+                for planned in plan_questions(pool, false_per_question=false_per_question, rng=rng)
+            )
         if not plans:
-            raise UserError(f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false candidates")
+            raise UserError(
+                f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false candidates"
+            )
         if progress:
             progress.update(done=1, total=4, force=True)
         question_ids = _questions_for(plans, dataset=dataset)
@@ -57,18 +68,22 @@ def testset_build(
             name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question
         )
         items = TestSetQuestion.objects.bulk_create(
-            [TestSetQuestion(testset=testset, question_id=qid, position=i) for i, qid in enumerate(question_ids, start=1)]
+            [
+                TestSetQuestion(testset=testset, question_id=qid, position=i)
+                for i, qid in enumerate(question_ids, start=1)
+            ]
         )
         snapshots = _score_snapshots([cid for _, p in plans for cid in (p.ground_truth_id, *p.false_ids)])
         rows = []
-        for item, (_, planned) in zip(items, plans):
+        for item, (_, planned) in zip(items, plans, strict=True):
             chosen = [planned.ground_truth_id, *planned.false_ids]
             order = list(range(len(chosen)))
             random.Random(f"{seed}:{item.question_id}:order").shuffle(order)
             rows.extend(
-                TestSetCandidate(item=item, candidate_id=cid, position=pos, is_ground_truth=(i == 0),
-                                 scores=snapshots.get(cid, []))
-                for i, (cid, pos) in enumerate(zip(chosen, order))
+                TestSetCandidate(
+                    item=item, candidate_id=cid, position=pos, is_ground_truth=(i == 0), scores=snapshots.get(cid, [])
+                )
+                for i, (cid, pos) in enumerate(zip(chosen, order, strict=True))
             )
         TestSetCandidate.objects.bulk_create(rows)
         if progress:
@@ -117,8 +132,13 @@ def _questions_for(plans, *, dataset: Dataset) -> list[int]:
         texts = dict(Candidate.objects.filter(pk__in={c for _, c in missing}).values_list("pk", "text"))
         created = Question.objects.bulk_create(
             [
-                Question(dataset=dataset, context_id=originals[o].context_id, ground_truth=texts[c],
-                         derived_from_id=o, derived_ground_truth_id=c)
+                Question(
+                    dataset=dataset,
+                    context_id=originals[o].context_id,
+                    ground_truth=texts[c],
+                    derived_from_id=o,
+                    derived_ground_truth_id=c,
+                )
                 for o, c in missing
             ]
         )

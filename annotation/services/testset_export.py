@@ -32,8 +32,10 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path
             digest = _write(partial, render_export(testset, kind))
             expected = testset.manifest["files"][kind]["sha256"]
             if digest != expected:
-                raise UserError(f"release {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
-                                f"{expected}); the release was altered after it was built")
+                raise UserError(
+                    f"release {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
+                    f"{expected}); the release was altered after it was built"
+                )
     except BaseException:
         for partial, _ in partials:
             partial.unlink(missing_ok=True)

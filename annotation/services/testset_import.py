@@ -51,8 +51,13 @@ def testset_import(
             record = _parse_tsv_line(line, path=tsv_path, shape=shape, encoding=encoding)
             scores = None
             if scores_lines is not None:
-                scores = _next_scores(scores_lines, tsv_line=line.number, path=scores_path, shape=shape,
-                                      n_candidates=1 + len(record.false_candidates))
+                scores = _next_scores(
+                    scores_lines,
+                    tsv_line=line.number,
+                    path=scores_path,
+                    shape=shape,
+                    n_candidates=1 + len(record.false_candidates),
+                )
             batch.append((record, scores))
             if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
                 _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
@@ -64,8 +69,12 @@ def testset_import(
         if scores_lines is not None:
             extra = next((extra for extra in scores_lines if extra.data.strip()), None)
             if extra is not None:
-                raise ImportFileError(scores_path, extra.number, None,
-                                      f"has more lines than {tsv_path.name} ({report['questions']} questions)")
+                raise ImportFileError(
+                    scores_path,
+                    extra.number,
+                    None,
+                    f"has more lines than {tsv_path.name} ({report['questions']} questions)",
+                )
         if report["questions"] == 0:
             raise UserError(f"{tsv_path.name}: no questions found; nothing was imported")
     report["annotators_per_candidate"] = shape.n_annotators
@@ -90,25 +99,39 @@ def _parse_tsv_line(line: RawLine, *, path: Path, shape: _Shape, encoding: str) 
     if shape.n_fields is None:
         if len(fields) < minimum:
             raise ImportFileError(
-                path, line.number, None,
+                path,
+                line.number,
+                None,
                 f"expected at least {minimum} tab-separated fields ({shape.context_turns} context turns, ground truth, "
                 f"false candidates), found {len(fields)}",
             )
         shape.n_fields = len(fields)
     elif len(fields) != shape.n_fields:
-        raise ImportFileError(path, line.number, None,
-                              f"expected {shape.n_fields} tab-separated fields as on line 1, found {len(fields)}")
-    names = [f"context {i + 1}" for i in range(shape.context_turns)] + ["ground truth"] + [
-        f"candidate {i + 1}" for i in range(len(fields) - shape.context_turns - 1)
-    ]
+        raise ImportFileError(
+            path, line.number, None, f"expected {shape.n_fields} tab-separated fields as on line 1, found {len(fields)}"
+        )
+    names = (
+        [f"context {i + 1}" for i in range(shape.context_turns)]
+        + ["ground truth"]
+        + [f"candidate {i + 1}" for i in range(len(fields) - shape.context_turns - 1)]
+    )
     texts = [
-        check_text(decode_field(raw, path=path, line=line.number, field=name, encoding=encoding),
-                   path=path, line=line.number, field_name=name)
-        for raw, name in zip(fields, names)
+        check_text(
+            decode_field(raw, path=path, line=line.number, field=name, encoding=encoding),
+            path=path,
+            line=line.number,
+            field_name=name,
+        )
+        for raw, name in zip(fields, names, strict=True)
     ]
     k = shape.context_turns
-    return QuestionRecord(line=line.number, context=texts[:k], ground_truth=texts[k], false_candidates=texts[k + 1 :],
-                          speakers=["A" if i % 2 == 0 else "B" for i in range(k)])
+    return QuestionRecord(
+        line=line.number,
+        context=texts[:k],
+        ground_truth=texts[k],
+        false_candidates=texts[k + 1 :],
+        speakers=["A" if i % 2 == 0 else "B" for i in range(k)],
+    )
 
 
 def _next_scores(lines, *, tsv_line: int, path: Path, shape: _Shape, n_candidates: int) -> list[list[int]]:
@@ -118,8 +141,12 @@ def _next_scores(lines, *, tsv_line: int, path: Path, shape: _Shape, n_candidate
     data = parse_json_line(line.data, path=path, line=line.number)
     if not isinstance(data, list) or len(data) != n_candidates:
         found = len(data) if isinstance(data, list) else type(data).__name__
-        raise ImportFileError(path, line.number, None,
-                              f"expected a list of {n_candidates} score lists (ground truth + false candidates), found {found}")
+        raise ImportFileError(
+            path,
+            line.number,
+            None,
+            f"expected a list of {n_candidates} score lists (ground truth + false candidates), found {found}",
+        )
     for i, scores in enumerate(data):
         name = "ground truth scores" if i == 0 else f"candidate {i} scores"
         if not isinstance(scores, list) or not scores:
@@ -127,12 +154,17 @@ def _next_scores(lines, *, tsv_line: int, path: Path, shape: _Shape, n_candidate
         if shape.n_annotators is None:
             shape.n_annotators = len(scores)
         elif len(scores) != shape.n_annotators:
-            raise ImportFileError(path, line.number, name,
-                                  f"has {len(scores)} scores; every list must have {shape.n_annotators} (ragged score lists)")
+            raise ImportFileError(
+                path,
+                line.number,
+                name,
+                f"has {len(scores)} scores; every list must have {shape.n_annotators} (ragged score lists)",
+            )
         for j, value in enumerate(scores, start=1):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 5:
-                raise ImportFileError(path, line.number, f"{name}, annotator {j}",
-                                      f"score {value!r} is not an integer from 0 to 5")
+                raise ImportFileError(
+                    path, line.number, f"{name}, annotator {j}", f"score {value!r} is not an integer from 0 to 5"
+                )
     return data
 
 
@@ -143,15 +175,15 @@ def _flush(batch, *, dataset, path: Path, report: dict, shape: _Shape) -> None:
     report["questions"] += len(created)
     report["candidates"] += sum(len(c.candidate_ids) for c in created)
     score_rows = []
-    for item, (_, scores) in zip(created, batch):
+    for item, (_, scores) in zip(created, batch, strict=True):
         if scores is None:
             continue
         if shape.annotators is None:
             shape.annotators = imported_annotators_get_or_create(namespace=dataset.name, count=shape.n_annotators)
-        for candidate_id, values in zip(item.candidate_ids, scores):
+        for candidate_id, values in zip(item.candidate_ids, scores, strict=True):
             score_rows.extend(
                 Score(candidate_id=candidate_id, annotator=annotator, value=value)
-                for annotator, value in zip(shape.annotators, values)
+                for annotator, value in zip(shape.annotators, values, strict=True)
             )
     Score.objects.bulk_create(score_rows)
     report["scores"] += len(score_rows)

@@ -84,9 +84,7 @@ def database_from_url(url: str) -> dict:
 
 
 DATABASES = {
-    "default": database_from_url(
-        env_str("DATABASE_URL", f"sqlite:///{WELLCHOSEN_DATA_DIR / 'wellchosen.sqlite3'}")
-    )
+    "default": database_from_url(env_str("DATABASE_URL", f"sqlite:///{WELLCHOSEN_DATA_DIR / 'wellchosen.sqlite3'}"))
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

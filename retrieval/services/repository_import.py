@@ -49,9 +49,19 @@ def repository_import(
     reader = LineReader(path, max_bytes=max_chars * 4 * (64 if fmt == "dailydialog" else 1) + 256)
     if use_copy is None:
         use_copy = connection.vendor == "postgresql"
-    report = {"repository": name, "format": fmt, "lines": 0, "utterances_read": 0, "inserted": 0,
-              "duplicates": 0, "skipped_blank": 0, "skipped_short": 0, "skipped_too_long": 0,
-              "skipped_excluded": 0, "skipped_unterminated_last_line": 0}
+    report = {
+        "repository": name,
+        "format": fmt,
+        "lines": 0,
+        "utterances_read": 0,
+        "inserted": 0,
+        "duplicates": 0,
+        "skipped_blank": 0,
+        "skipped_short": 0,
+        "skipped_too_long": 0,
+        "skipped_excluded": 0,
+        "skipped_unterminated_last_line": 0,
+    }
     with transaction.atomic():
         repository, _ = Repository.objects.get_or_create(name=name)
         excluded = _excluded_hashes(exclude_datasets or [])
@@ -106,15 +116,21 @@ def _utterances(line: RawLine, *, fmt: str, path: Path, encoding: str) -> Iterat
         if len(fields) != 5:
             if not line.data.strip():
                 return
-            raise ImportFileError(path, line.number, "text",
-                                  f"expected 5 fields separated by ' +++$+++ ' (lineID, characterID, movieID, "
-                                  f"character, text), found {len(fields)}")
+            raise ImportFileError(
+                path,
+                line.number,
+                "text",
+                f"expected 5 fields separated by ' +++$+++ ' (lineID, characterID, movieID, "
+                f"character, text), found {len(fields)}",
+            )
         line_id = decode_field(fields[0], path=path, line=line.number, field="lineID", encoding=encoding).strip()
         yield decode_field(fields[4], path=path, line=line.number, field="text", encoding=encoding), line_id
     else:
         pieces = line.data.split(_EOU)
         if pieces[-1].strip():
-            raise ImportFileError(path, line.number, f"turn {len(pieces)}", "text after the last __eou__ (is this DailyDialog?)")
+            raise ImportFileError(
+                path, line.number, f"turn {len(pieces)}", "text after the last __eou__ (is this DailyDialog?)"
+            )
         for i, piece in enumerate(pieces[:-1], start=1):
             yield decode_field(piece, path=path, line=line.number, field=f"turn {i}", encoding=encoding), f"turn {i}"
 
@@ -130,8 +146,9 @@ def _excluded_hashes(dataset_names: list[str]) -> set[str]:
         raise UserError(f"--exclude-dataset: no dataset named {', '.join(missing)}")
     hashes = set(Turn.objects.filter(context__dataset__name__in=dataset_names).values_list("text_hash", flat=True))
     hashes.update(
-        Candidate.objects.filter(question__dataset__name__in=dataset_names, is_ground_truth=True)
-        .values_list("text_hash", flat=True)
+        Candidate.objects.filter(question__dataset__name__in=dataset_names, is_ground_truth=True).values_list(
+            "text_hash", flat=True
+        )
     )
     return hashes
 
@@ -164,7 +181,8 @@ def _insert(repository: Repository, rows: list[tuple], *, use_copy: bool) -> int
             chunk = rows[start : start + 1000]
             placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(chunk))
             cursor.execute(
-                f"INSERT INTO {table} ({_COLUMNS}) VALUES {placeholders} ON CONFLICT (repository_id, text_hash) DO NOTHING",
+                f"INSERT INTO {table} ({_COLUMNS}) VALUES {placeholders} "
+                "ON CONFLICT (repository_id, text_hash) DO NOTHING",
                 [value for row in chunk for value in (repository.pk, *row)],
             )
             inserted += cursor.rowcount

@@ -30,18 +30,24 @@ def post_and_run(client, url, data, capture):
 
 def test_dialogue_upload_runs_as_a_background_job(admin_client, django_capture_on_commit_callbacks):
     content = json.dumps({"context": ["Hi.", "Hello.", "Lunch?"], "response": "Sure."}) + "\n"
-    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_dialogues"),
-                       {"file": upload("d.jsonl", content), "format": "jsonl", "dataset": "up", "context_turns": 3},
-                       django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_dataset_import_dialogues"),
+        {"file": upload("d.jsonl", content), "format": "jsonl", "dataset": "up", "context_turns": 3},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert job.created_by.is_superuser
     assert Question.objects.filter(dataset__name="up").count() == 1
 
 
 def test_a_bad_upload_shows_the_error_on_the_job_page(admin_client, django_capture_on_commit_callbacks):
-    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_testset"),
-                       {"tsv": upload("t.tsv", "a\tb\n"), "dataset": "up", "context_turns": 3},
-                       django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_dataset_import_testset"),
+        {"tsv": upload("t.tsv", "a\tb\n"), "dataset": "up", "context_turns": 3},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.FAILED
     page = admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
     assert "t.tsv, line 1: expected at least 5 tab-separated fields" in page
@@ -50,21 +56,31 @@ def test_a_bad_upload_shows_the_error_on_the_job_page(admin_client, django_captu
 def test_testset_and_scores_upload(admin_client, django_capture_on_commit_callbacks):
     tsv = "a\tb\tc\tgood\tx one\ty two\tz three\n"
     scores = json.dumps([GOOD_GT, WRONG, WRONG, WRONG]) + "\n"
-    job = post_and_run(admin_client, reverse("admin:annotation_dataset_import_testset"),
-                       {"tsv": upload("t.tsv", tsv), "scores": upload("s.jsonl", scores), "dataset": "up",
-                        "context_turns": 3}, django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_dataset_import_testset"),
+        {"tsv": upload("t.tsv", tsv), "scores": upload("s.jsonl", scores), "dataset": "up", "context_turns": 3},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.SUCCEEDED and Score.objects.count() == 20
     candidate = Question.objects.get().candidates.get(text="x one")
     csv = f"question_id,candidate_id,annotator,score\n{candidate.question_id},{candidate.pk},mturk:W1,2\n"
-    job = post_and_run(admin_client, reverse("admin:annotation_score_import"), {"file": upload("s.csv", csv)},
-                       django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_score_import"),
+        {"file": upload("s.csv", csv)},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.SUCCEEDED and Score.objects.count() == 21
 
 
 def test_repository_upload(admin_client, django_capture_on_commit_callbacks):
-    job = post_and_run(admin_client, reverse("admin:retrieval_repository_import"),
-                       {"file": upload("subs.txt", "One line.\nTwo lines.\n"), "name": "subs", "format": "lines",
-                        "min_tokens": 1}, django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:retrieval_repository_import"),
+        {"file": upload("subs.txt", "One line.\nTwo lines.\n"), "name": "subs", "format": "lines", "min_tokens": 1},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.SUCCEEDED and Utterance.objects.count() == 2
 
 
@@ -84,9 +100,12 @@ def test_filter_preview_page_shows_counts_and_agreement(admin_client, scored_dat
 
 
 def test_build_form_starts_a_build_job(admin_client, scored_dataset, django_capture_on_commit_callbacks):
-    job = post_and_run(admin_client, reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]),
-                       {"name": "adm-r1", "false_per_question": 3, "seed": 4, "rules": FilterRules.objects.get().pk},
-                       django_capture_on_commit_callbacks)
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]),
+        {"name": "adm-r1", "false_per_question": 3, "seed": 4, "rules": FilterRules.objects.get().pk},
+        django_capture_on_commit_callbacks,
+    )
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert TestSet.objects.get(name="adm-r1").seed == 4
 
@@ -107,7 +126,9 @@ def test_release_admin_pages_render(admin_client, scored_dataset):
     assert "sha256" in admin_client.get(reverse("admin:annotation_testset_change", args=[testset.pk])).content.decode()
 
 
-@pytest.mark.parametrize("name", ["dataset", "question", "candidate", "annotator", "score", "filterrules", "job", "context"])
+@pytest.mark.parametrize(
+    "name", ["dataset", "question", "candidate", "annotator", "score", "filterrules", "job", "context"]
+)
 def test_annotation_changelists_render(admin_client, scored_dataset, name):
     assert admin_client.get(reverse(f"admin:annotation_{name}_changelist")).status_code == 200
 
@@ -119,11 +140,21 @@ def test_question_change_page_lists_candidates(admin_client, scored_dataset):
 
 
 def test_new_filter_rules_are_a_new_version(admin_client, db):
-    data = {"acceptable_min_score": 4, "acceptable_min_count": 3, "ungrammatical_max_score": 0,
-            "ungrammatical_min_count": 3, "ground_truth_low_max_score": 3, "ground_truth_low_min_count": 3, "note": "x"}
+    data = {
+        "acceptable_min_score": 4,
+        "acceptable_min_count": 3,
+        "ungrammatical_max_score": 0,
+        "ungrammatical_min_count": 3,
+        "ground_truth_low_max_score": 3,
+        "ground_truth_low_min_count": 3,
+        "note": "x",
+    }
     response = admin_client.post(reverse("admin:annotation_filterrules_add"), data)
     assert response.status_code == 302
-    assert list(FilterRules.objects.order_by("version").values_list("version", "acceptable_min_score")) == [(1, 3), (2, 4)]
+    assert list(FilterRules.objects.order_by("version").values_list("version", "acceptable_min_score")) == [
+        (1, 3),
+        (2, 4),
+    ]
 
 
 def test_dataset_changelist_query_count_is_constant(admin_client, scored_question, django_assert_max_num_queries):
@@ -141,8 +172,9 @@ def test_resend_action_runs_a_pending_job_whose_message_was_lost(admin_client, d
     job = job_create(kind="build_testset", params={"dataset": "missing", "name": "x"}, enqueue=False)
     # when a researcher re-sends it from the job list
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(reverse("admin:annotation_job_changelist"),
-                          {"action": "resend_jobs", "_selected_action": [job.pk]})
+        admin_client.post(
+            reverse("admin:annotation_job_changelist"), {"action": "resend_jobs", "_selected_action": [job.pk]}
+        )
     # then a worker ran it
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and job.error == "no dataset 'missing'"

@@ -36,7 +36,8 @@ def test_statsmodels_kappa_equals_the_textbook_formula_on_random_ratings():
     assert fleiss_from_table(table_of(ratings)) == pytest.approx(independent_fleiss(ratings, range(6)), abs=1e-12)
     binary = [[int(v > 3) for v in item] for item in ratings]
     assert fleiss_from_table(binary_table(table_of(ratings))) == pytest.approx(
-        independent_fleiss(binary, (0, 1)), abs=1e-12)
+        independent_fleiss(binary, (0, 1)), abs=1e-12
+    )
 
 
 def test_perfect_agreement_is_one():
@@ -66,11 +67,17 @@ def sato_dataset(db, shared_data, tmp_path):
     scores_path = shared_data / "human_annotated" / "eval-via-selection" / "human_scores.jsonl"
     n = sum(1 for _ in scores_path.open())
     tsv = tmp_path / "sato.tsv"
-    tsv.write_text("".join(
-        "\t".join([f"context {i} turn {t}" for t in range(3)] + [f"ground truth {i}"] +
-                  [f"false candidate {i}.{j}" for j in range(3)]) + "\n"
-        for i in range(n)
-    ))
+    tsv.write_text(
+        "".join(
+            "\t".join(
+                [f"context {i} turn {t}" for t in range(3)]
+                + [f"ground truth {i}"]
+                + [f"false candidate {i}.{j}" for j in range(3)]
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
     testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
     return Dataset.objects.get(name="sato"), scores_path
 

@@ -44,13 +44,38 @@ def worker(tmp_path):
         pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
     broker = f"redis://{REDIS_HOST}:{REDIS_PORT}/15"
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", "DATABASE_URL": database_url(),
-           "CELERY_BROKER_URL": broker, "CELERY_TASK_ALWAYS_EAGER": "0", "WELLCHOSEN_DATA_DIR": str(tmp_path / "worker")}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": broker,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "WELLCHOSEN_DATA_DIR": str(tmp_path / "worker"),
+    }
     log = open(tmp_path / "worker.log", "w+")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--pool=solo", "--concurrency=1",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{queue}@%h", "--loglevel=INFO"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queue,
+            "--pool=solo",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-n",
+            f"{queue}@%h",
+            "--loglevel=INFO",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
     while "ready." not in (tmp_path / "worker.log").read_text():
@@ -86,10 +111,15 @@ def test_worker_runs_an_import_job_sent_through_redis_exactly_once(worker, tmp_p
     broker, queue, log = worker
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
     path = tmp_path / "d.txt"
-    path.write_text("Hi . __eou__ Hello . __eou__ Lunch ? __eou__ Sure . __eou__\n" * 1
-                    + "Rain ? __eou__ Yes . __eou__ Umbrella ? __eou__ Got one . __eou__\n")
-    job = job_create(kind=JobKind.IMPORT_DIALOGUES, enqueue=False,
-                     params={"path": str(path), "format": "dailydialog", "dataset": "via-worker"})
+    path.write_text(
+        "Hi . __eou__ Hello . __eou__ Lunch ? __eou__ Sure . __eou__\n" * 1
+        + "Rain ? __eou__ Yes . __eou__ Umbrella ? __eou__ Got one . __eou__\n"
+    )
+    job = job_create(
+        kind=JobKind.IMPORT_DIALOGUES,
+        enqueue=False,
+        params={"path": str(path), "format": "dailydialog", "dataset": "via-worker"},
+    )
     # when its message is delivered twice (as a broker may redeliver)
     send(job.pk, broker=broker, queue=queue)
     send(job.pk, broker=broker, queue=queue)
@@ -109,8 +139,11 @@ def test_worker_records_a_failing_job(worker, tmp_path, monkeypatch):
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
     path = tmp_path / "bad.txt"
     path.write_bytes(b"Hi . __eou__ caf\xe9 . __eou__ a __eou__ b __eou__\n")
-    job = job_create(kind=JobKind.IMPORT_DIALOGUES, enqueue=False,
-                     params={"path": str(path), "format": "dailydialog", "dataset": "bad"})
+    job = job_create(
+        kind=JobKind.IMPORT_DIALOGUES,
+        enqueue=False,
+        params={"path": str(path), "format": "dailydialog", "dataset": "bad"},
+    )
     send(job.pk, broker=broker, queue=queue)
     job = wait_finished(job.pk)
     assert job.status == JobStatus.FAILED

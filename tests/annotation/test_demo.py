@@ -31,7 +31,9 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
     settings.WELLCHOSEN_DATA_DIR = tmp_path
     out = StringIO()
     call_command("load_demo", stdout=out)
-    lines = {line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line}
+    lines = {
+        line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line
+    }
     researcher = authenticate(username="researcher", password=lines["researcher (admin, dashboard)"])
     annotator = authenticate(username="annotator", password=lines["annotator"])
     assert researcher.is_staff and not annotator.is_staff

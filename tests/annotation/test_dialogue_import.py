@@ -7,7 +7,8 @@ from annotation.services.dialogue_import import dialogues_import
 from annotation.services.errors import ImportFileError, UserError
 
 DAILYDIALOG = (
-    "Hello , how are you ? __eou__ Fine , thanks . __eou__ Going to the gym ? __eou__ Yes , later . __eou__ Good . __eou__\n"
+    "Hello , how are you ? __eou__ Fine , thanks . __eou__ Going to the gym ? __eou__ "
+    "Yes , later . __eou__ Good . __eou__\n"
     "Short one . __eou__ Really ? __eou__\n"
     "Is it raining ? __eou__ A little . __eou__ Take an umbrella . __eou__ I will . __eou__\n"
 )
@@ -22,7 +23,9 @@ def test_dailydialog_takes_three_context_turns_and_the_fourth_as_ground_truth(db
     assert (report["questions"], report["skipped_short"]) == (2, 1)
     question = Question.objects.order_by("id").first()
     assert list(question.context.turns.values_list("text", flat=True)) == [
-        "Hello , how are you ?", "Fine , thanks .", "Going to the gym ?"
+        "Hello , how are you ?",
+        "Fine , thanks .",
+        "Going to the gym ?",
     ]
     assert question.ground_truth == "Yes , later ."
     assert question.context.source == "dialogues_test.txt" and question.context.source_line == 1
@@ -57,7 +60,9 @@ def test_text_after_the_last_eou_in_the_middle_of_a_file_is_an_error(db, write_f
 
 def test_undecodable_bytes_are_reported_with_line_and_turn_and_nothing_is_imported(db, write_file):
     # given a valid first dialogue and a Latin-1 byte in turn 2 of the second
-    path = write_file("d.txt", DAILYDIALOG.encode() + "A __eou__ caf\xe9 ? __eou__ C __eou__ D __eou__\n".encode("latin-1"))
+    path = write_file(
+        "d.txt", DAILYDIALOG.encode() + "A __eou__ caf\xe9 ? __eou__ C __eou__ D __eou__\n".encode("latin-1")
+    )
     # when it is imported
     with pytest.raises(ImportFileError) as error:
         dialogues_import(path=path, fmt="dailydialog", dataset_name="dd")
@@ -82,7 +87,11 @@ def test_jsonl_context_and_response(db, write_file):
     path = write_file("d.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
     dialogues_import(path=path, fmt="jsonl", dataset_name="js")
     first, second = Question.objects.order_by("id")
-    assert list(first.context.turns.values_list("speaker", "text")) == [("Ann", "Hi."), ("Bob", "Hello!"), ("Ann", "Lunch?")]
+    assert list(first.context.turns.values_list("speaker", "text")) == [
+        ("Ann", "Hi."),
+        ("Bob", "Hello!"),
+        ("Ann", "Lunch?"),
+    ]
     # the turns nearest the response are kept when a context is longer than --context-turns
     assert list(second.context.turns.values_list("text", flat=True)) == ["many", "turns", "here"]
 

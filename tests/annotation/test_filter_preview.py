@@ -59,8 +59,14 @@ def test_scores_of_excluded_annotators_do_not_count(dataset, scored_question):
 def test_a_newer_rules_version_changes_the_outcome(dataset, scored_question):
     scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG, WRONG, WRONG, [3, 3, 1, 1, 1]])
     lenient = filter_rules_current()
-    strict = filter_rules_create(acceptable_min_score=3, acceptable_min_count=2, ungrammatical_max_score=0,
-                                 ungrammatical_min_count=3, ground_truth_low_max_score=3, ground_truth_low_min_count=3)
+    strict = filter_rules_create(
+        acceptable_min_score=3,
+        acceptable_min_count=2,
+        ungrammatical_max_score=0,
+        ungrammatical_min_count=3,
+        ground_truth_low_max_score=3,
+        ground_truth_low_min_count=3,
+    )
     assert strict.version == lenient.version + 1
     assert filter_preview(dataset=dataset, rules=lenient).candidates_by_decision["acceptable"] == 0
     assert filter_preview(dataset=dataset, rules=strict).candidates_by_decision["acceptable"] == 1

@@ -49,7 +49,9 @@ def test_over_long_line_is_skipped_in_bounded_memory(tmp_path):
     # then the long line is reported as too long, the next line is intact, and the
     # reader never held the long line in memory
     assert [(line.number, line.too_long, line.data) for line in lines] == [
-        (1, False, b"short"), (2, True, b""), (3, False, b"after")
+        (1, False, b"short"),
+        (2, True, b""),
+        (3, False, b"after"),
     ]
     assert peak < 5_000_000
 

@@ -16,26 +16,38 @@ pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 def questions_of(dataset: Dataset) -> list[tuple]:
     """(context, ground truth, false candidates, scores per response) for each question, in order."""
     scores: dict[int, list[int]] = {}
-    for candidate_id, value in Score.objects.filter(candidate__question__dataset=dataset).order_by(
-            "candidate_id", "annotator_id").values_list("candidate_id", "value"):
+    for candidate_id, value in (
+        Score.objects.filter(candidate__question__dataset=dataset)
+        .order_by("candidate_id", "annotator_id")
+        .values_list("candidate_id", "value")
+    ):
         scores.setdefault(candidate_id, []).append(value)
     result = []
-    for question in Question.objects.filter(dataset=dataset).prefetch_related("context__turns", "candidates").order_by("id"):
+    for question in (
+        Question.objects.filter(dataset=dataset).prefetch_related("context__turns", "candidates").order_by("id")
+    ):
         candidates = sorted(question.candidates.all(), key=lambda c: (not c.is_ground_truth, c.pk))
-        result.append((
-            [t.text for t in question.context.turns.all()],
-            question.ground_truth,
-            [c.text for c in candidates[1:]],
-            [scores.get(c.pk, []) for c in candidates],
-        ))
+        result.append(
+            (
+                [t.text for t in question.context.turns.all()],
+                question.ground_truth,
+                [c.text for c in candidates[1:]],
+                [scores.get(c.pk, []) for c in candidates],
+            )
+        )
     return result
 
 
 def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
     out = StringIO()
     # given the DailyDialog test split imported as questions with 3-turn contexts
-    call_command("import_dialogues", shared_data / "dailydialog/test/dialogues_test.txt", format="dailydialog",
-                 dataset="dd-test", stdout=out)
+    call_command(
+        "import_dialogues",
+        shared_data / "dailydialog/test/dialogues_test.txt",
+        format="dailydialog",
+        dataset="dd-test",
+        stdout=out,
+    )
     dd = questions_of(Dataset.objects.get(name="dd-test"))
     assert len(dd) == 918 and all(len(context) == 3 for context, *_ in dd)
 
@@ -55,7 +67,9 @@ def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
         tsv_lines.append("\t".join([*context, gt, *false]))
     (tmp_path / "scored.tsv").write_text("\n".join(tsv_lines) + "\n")
     (tmp_path / "scores.jsonl").write_text("\n".join(human[: len(dd)]) + "\n")
-    call_command("import_testset", tmp_path / "scored.tsv", scores=tmp_path / "scores.jsonl", dataset="scored", stdout=out)
+    call_command(
+        "import_testset", tmp_path / "scored.tsv", scores=tmp_path / "scores.jsonl", dataset="scored", stdout=out
+    )
 
     # when it is filtered, built, exported and the export re-imported
     preview_out = StringIO()
@@ -63,8 +77,13 @@ def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
     preview = json.loads(preview_out.getvalue())
     call_command("build_testset", dataset="scored", name="rt-1", seed=11, stdout=out)
     call_command("export_testset", "rt-1", out=tmp_path / "export", stdout=out)
-    call_command("import_testset", tmp_path / "export/rt-1.tsv", scores=tmp_path / "export/rt-1.human_scores.jsonl",
-                 dataset="reimported", stdout=out)
+    call_command(
+        "import_testset",
+        tmp_path / "export/rt-1.tsv",
+        scores=tmp_path / "export/rt-1.human_scores.jsonl",
+        dataset="reimported",
+        stdout=out,
+    )
 
     # then the re-imported questions are the release's (every question passed, so in the
     # same order), with identical texts and scores
@@ -74,4 +93,4 @@ def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
     for (context, gt, false, scores), (o_context, o_gt, o_false, o_scores) in zip(reimported, scored, strict=True):
         assert (context, gt, scores[0]) == (o_context, o_gt, o_scores[0])
         # the same false candidates with the same scores each (the release shuffles their order)
-        assert sorted(zip(false, scores[1:])) == sorted(zip(o_false, o_scores[1:]))
+        assert sorted(zip(false, scores[1:], strict=True)) == sorted(zip(o_false, o_scores[1:], strict=True))

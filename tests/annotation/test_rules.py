@@ -13,8 +13,14 @@ from annotation.rules import (
     plan_questions,
 )
 
-RULES = SimpleNamespace(acceptable_min_score=3, acceptable_min_count=3, ungrammatical_max_score=0,
-                        ungrammatical_min_count=3, ground_truth_low_max_score=3, ground_truth_low_min_count=3)
+RULES = SimpleNamespace(
+    acceptable_min_score=3,
+    acceptable_min_count=3,
+    ungrammatical_max_score=0,
+    ungrammatical_min_count=3,
+    ground_truth_low_max_score=3,
+    ground_truth_low_min_count=3,
+)
 
 
 def counts(scores: list[int]) -> ScoreCounts:
@@ -65,8 +71,13 @@ def test_thresholds_come_from_the_rules_version():
 
 
 def pool(kept, acceptable=(), gt=GroundTruthDecision.PASSED):
-    return QuestionPool(question_id=1, ground_truth_id=100, ground_truth=gt, kept=list(kept),
-                        acceptable_as_ground_truth=list(acceptable))
+    return QuestionPool(
+        question_id=1,
+        ground_truth_id=100,
+        ground_truth=gt,
+        kept=list(kept),
+        acceptable_as_ground_truth=list(acceptable),
+    )
 
 
 def test_a_question_takes_k_false_candidates():

@@ -21,9 +21,10 @@ def dataset(db, scored_question):
 
 def chosen(testset):
     return [
-        (item.question.derived_from_id is not None, [
-            (c.candidate_id, c.position, c.is_ground_truth) for c in item.candidates.order_by("position")
-        ])
+        (
+            item.question.derived_from_id is not None,
+            [(c.candidate_id, c.position, c.is_ground_truth) for c in item.candidates.order_by("position")],
+        )
         for item in testset.items.select_related("question").order_by("position")
     ]
 
@@ -47,10 +48,16 @@ def test_derived_question_uses_the_acceptable_candidate_as_ground_truth(dataset)
     gt = TestSetCandidate.objects.get(item__testset=testset, item__question=derived, is_ground_truth=True)
     assert gt.candidate_id == derived.derived_ground_truth_id
     # and its false candidates are not those of the original question in this release
-    original_false = set(TestSetCandidate.objects.filter(item__testset=testset, item__question=derived.derived_from,
-                                                         is_ground_truth=False).values_list("candidate_id", flat=True))
-    derived_false = set(TestSetCandidate.objects.filter(item__testset=testset, item__question=derived,
-                                                        is_ground_truth=False).values_list("candidate_id", flat=True))
+    original_false = set(
+        TestSetCandidate.objects.filter(
+            item__testset=testset, item__question=derived.derived_from, is_ground_truth=False
+        ).values_list("candidate_id", flat=True)
+    )
+    derived_false = set(
+        TestSetCandidate.objects.filter(
+            item__testset=testset, item__question=derived, is_ground_truth=False
+        ).values_list("candidate_id", flat=True)
+    )
     assert original_false.isdisjoint(derived_false)
 
 

@@ -21,7 +21,9 @@ def build(scored_question, *, n_questions: int, name: str = "rel") -> TestSet:
     dataset = DatasetFactory(name=f"ds-{name}")
     for _ in range(n_questions):
         scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
-    return TestSet.objects.select_related("dataset").get(pk=testset_build(dataset_name=dataset.name, name=name, seed=5).pk)
+    return TestSet.objects.select_related("dataset").get(
+        pk=testset_build(dataset_name=dataset.name, name=name, seed=5).pk
+    )
 
 
 @pytest.fixture
@@ -50,7 +52,11 @@ def test_jsonl_carries_ids_provenance_and_every_score(release, tmp_path):
     assert record["candidates"][record["ground_truth_index"]]["is_ground_truth"] is True
     false = next(c for c in record["candidates"] if not c["is_ground_truth"])
     assert (false["source"], false["retrieval_score"], false["rank"], false["retriever_version"]) == (
-        "lexical", 12.5, 1, "bm25-test-v1")
+        "lexical",
+        12.5,
+        1,
+        "bm25-test-v1",
+    )
     assert [s["value"] for s in false["scores"]] == WRONG
     assert len({s["annotator"] for s in false["scores"]}) == 5
 

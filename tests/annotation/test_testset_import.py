@@ -30,14 +30,20 @@ def test_questions_candidates_and_scores_are_imported(db, write_file):
     question = Question.objects.order_by("id").first()
     assert question.ground_truth == "Yes, please."
     assert list(question.candidates.order_by("id").values_list("text", "is_ground_truth")) == [
-        ("Yes, please.", True), ("The bus is late.", False), ("I never drink tea.", False), ("Tomorrow.", False)
+        ("Yes, please.", True),
+        ("The bus is late.", False),
+        ("I never drink tea.", False),
+        ("Tomorrow.", False),
     ]
 
 
 def test_scores_belong_to_placeholder_annotators_one_to_five(db, write_file):
-    testset_import(tsv_path=write_file("t.tsv", TSV), scores_path=write_file("s.jsonl", scores_text(SCORES)),
-                   dataset_name="sato")
-    annotators = list(Annotator.objects.filter(provider="imported").order_by("id").values_list("external_id", flat=True))
+    testset_import(
+        tsv_path=write_file("t.tsv", TSV), scores_path=write_file("s.jsonl", scores_text(SCORES)), dataset_name="sato"
+    )
+    annotators = list(
+        Annotator.objects.filter(provider="imported").order_by("id").values_list("external_id", flat=True)
+    )
     assert annotators == [f"sato#{i}" for i in range(1, 6)]
     first_false = Candidate.objects.filter(is_ground_truth=False).order_by("id").first()
     values = list(Score.objects.filter(candidate=first_false).order_by("annotator_id").values_list("value", flat=True))
@@ -68,10 +74,16 @@ def test_malformed_tsv_is_rejected_naming_line_and_field(db, write_file, tsv, me
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([SCORES[0], [[4, 5, 5, 5, 6], *SCORES[1][1:]]], "line 2, field ground truth scores, annotator 5: score 6 is not an integer from 0 to 5"),
+        (
+            [SCORES[0], [[4, 5, 5, 5, 6], *SCORES[1][1:]]],
+            "line 2, field ground truth scores, annotator 5: score 6 is not an integer from 0 to 5",
+        ),
         ([SCORES[0], [[4, 5, 5, 5, -1], *SCORES[1][1:]]], "annotator 5: score -1"),
         ([SCORES[0], [[4, 5, 5, 5, "5"], *SCORES[1][1:]]], "score '5' is not an integer"),
-        ([SCORES[0], [SCORES[1][0], [1, 2, 1, 1], *SCORES[1][2:]]], "line 2, field candidate 1 scores: has 4 scores; every list must have 5 (ragged score lists)"),
+        (
+            [SCORES[0], [SCORES[1][0], [1, 2, 1, 1], *SCORES[1][2:]]],
+            "line 2, field candidate 1 scores: has 4 scores; every list must have 5 (ragged score lists)",
+        ),
         ([SCORES[0], SCORES[1][:3]], "line 2: expected a list of 4 score lists"),
         ([SCORES[0]], "has fewer lines than the test set"),
         ([*SCORES, SCORES[0]], "line 3: has more lines than t.tsv"),

@@ -82,11 +82,15 @@ def test_short_and_over_long_utterances_are_skipped_and_counted(db, write_file, 
 
 def test_utterances_of_excluded_datasets_are_left_out(db, write_file):
     # given a dataset whose context and ground truth include "Lunch?" and "Sure, where?"
-    dialogues_import(path=write_file("d.jsonl", json.dumps({"context": ["Hi.", "Lunch?"], "response": "Sure, where?"}) + "\n"),
-                     fmt="jsonl", dataset_name="eval")
+    dialogues_import(
+        path=write_file("d.jsonl", json.dumps({"context": ["Hi.", "Lunch?"], "response": "Sure, where?"}) + "\n"),
+        fmt="jsonl",
+        dataset_name="eval",
+    )
     # when a repository containing them is imported excluding that dataset
-    report = repository_import(path=write_file("s.txt", "lunch ?\nSure , where ?\nNot now.\n"), name="subs",
-                               exclude_datasets=["eval"])
+    report = repository_import(
+        path=write_file("s.txt", "lunch ?\nSure , where ?\nNot now.\n"), name="subs", exclude_datasets=["eval"]
+    )
     # then only the unrelated utterance is kept
     assert texts() == ["Not now."]
     assert report["skipped_excluded"] == 2
@@ -159,14 +163,21 @@ def test_memory_does_not_grow_with_the_file(db, tmp_path, settings):
 @pytest.mark.shared_data
 def test_real_dailydialog_train_split_without_the_test_dialogues(db, shared_data):
     # given the DailyDialog test split as a dataset
-    dialogues_import(path=shared_data / "dailydialog/test/dialogues_test.txt", fmt="dailydialog", dataset_name="dd-test")
+    dialogues_import(
+        path=shared_data / "dailydialog/test/dialogues_test.txt", fmt="dailydialog", dataset_name="dd-test"
+    )
     # when the train split becomes a repository that excludes it
-    report = repository_import(path=shared_data / "dailydialog/train/dialogues_train.txt", name="dd-train",
-                               fmt="dailydialog", exclude_datasets=["dd-test"])
+    report = repository_import(
+        path=shared_data / "dailydialog/train/dialogues_train.txt",
+        name="dd-train",
+        fmt="dailydialog",
+        exclude_datasets=["dd-test"],
+    )
     # then every train utterance was read, and none of the test contexts or ground truths is in it
     assert (report["lines"], report["utterances_read"]) == (11118, 87171)
     assert report["skipped_excluded"] > 0
     test_hashes = set(Turn.objects.values_list("text_hash", flat=True)) | set(
-        Candidate.objects.values_list("text_hash", flat=True))
+        Candidate.objects.values_list("text_hash", flat=True)
+    )
     assert not Utterance.objects.filter(text_hash__in=test_hashes).exists()
     assert report["inserted"] == Utterance.objects.count() > 60000

@@ -16,7 +16,12 @@ class Command(BaseCommand):
         parser.add_argument("--rules", type=int, default=None, help="filter rules version (default: newest)")
 
     def handle(self, *args, **o):
-        params = {"dataset": o["dataset"], "name": o["name"], "false_per_question": o["false_per_question"],
-                  "seed": o["seed"], "rules_version": o["rules"]}
+        params = {
+            "dataset": o["dataset"],
+            "name": o["name"],
+            "false_per_question": o["false_per_question"],
+            "seed": o["seed"],
+            "rules_version": o["rules"],
+        }
         job = job_run_here(kind=JobKind.BUILD_TESTSET, params=params, handler=HANDLERS[JobKind.BUILD_TESTSET])
         self.stdout.write(format_report(job.result))

@@ -12,8 +12,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("release")
-        parser.add_argument("--format", action="append", choices=list(FORMAT_FILES), dest="formats",
-                            help="repeat for several formats (default: all)")
+        parser.add_argument(
+            "--format",
+            action="append",
+            choices=list(FORMAT_FILES),
+            dest="formats",
+            help="repeat for several formats (default: all)",
+        )
         parser.add_argument("--out", type=Path, required=True)
 
     def handle(self, *args, **o):

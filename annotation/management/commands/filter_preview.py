@@ -30,7 +30,8 @@ class Command(BaseCommand):
         d = preview.candidates_by_decision
         g = preview.questions_by_ground_truth
         self.stdout.write(
-            f"dataset {preview.dataset}, rules v{preview.rules_version}, {preview.false_per_question} false per question\n"
+            f"dataset {preview.dataset}, rules v{preview.rules_version}, "
+            f"{preview.false_per_question} false per question\n"
             f"  questions: {preview.questions}\n"
             f"    dropped (ground truth scored low): {g['rejected']}\n"
             f"    ground truth undecided:            {g['undecided']}\n"

@@ -19,7 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--encoding", default="utf-8")
 
     def handle(self, *args, **o):
-        params = {"path": str(o["path"].resolve()), "format": o["format"], "dataset": o["dataset"],
-                  "context_turns": o["context_turns"], "encoding": o["encoding"]}
+        params = {
+            "path": str(o["path"].resolve()),
+            "format": o["format"],
+            "dataset": o["dataset"],
+            "context_turns": o["context_turns"],
+            "encoding": o["encoding"],
+        }
         job = job_run_here(kind=JobKind.IMPORT_DIALOGUES, params=params, handler=HANDLERS[JobKind.IMPORT_DIALOGUES])
         self.stdout.write(format_report(job.result))

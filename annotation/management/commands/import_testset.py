@@ -18,7 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("--encoding", default="utf-8")
 
     def handle(self, *args, **o):
-        params = {"path": str(o["tsv"].resolve()), "scores_path": str(o["scores"].resolve()) if o["scores"] else None,
-                  "dataset": o["dataset"], "context_turns": o["context_turns"], "encoding": o["encoding"]}
+        params = {
+            "path": str(o["tsv"].resolve()),
+            "scores_path": str(o["scores"].resolve()) if o["scores"] else None,
+            "dataset": o["dataset"],
+            "context_turns": o["context_turns"],
+            "encoding": o["encoding"],
+        }
         job = job_run_here(kind=JobKind.IMPORT_TESTSET, params=params, handler=HANDLERS[JobKind.IMPORT_TESTSET])
         self.stdout.write(format_report(job.result))
