@@ -12,6 +12,7 @@ peak resident memory and the speed ratio.
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -168,6 +169,8 @@ def main() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("DROP SCHEMA wellchosen_bench CASCADE")
+    connection.close()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

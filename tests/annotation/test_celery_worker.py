@@ -1,4 +1,5 @@
-"""A real Celery worker process consuming jobs from the real Redis at 127.0.0.1:6379."""
+"""A real Celery worker process consuming jobs: from the real Redis at 127.0.0.1:6379 (as deployed)
+and from kombu's filesystem broker (as `make run` uses it)."""
 
 import os
 import socket
@@ -6,6 +7,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from config.celery import app as celery_app
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def redis_reachable() -> bool:
@@ -38,17 +40,38 @@ def database_url() -> str:
     return f"postgres://{s['USER'] or ''}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
-@pytest.fixture
-def worker(tmp_path):
-    if not redis_reachable():
-        pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
-    broker = f"redis://{REDIS_HOST}:{REDIS_PORT}/15"
+@dataclass
+class Broker:
+    url: str
+    transport_options: dict
+
+
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "filesystem"])
+def worker(request, tmp_path):
+    if request.param == "redis":
+        if not redis_reachable():
+            pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
+        broker = Broker(f"redis://{REDIS_HOST}:{REDIS_PORT}/15", {})
+    else:
+        # the spool folders that the local settings derive from WELLCHOSEN_DATA_DIR
+        spool = tmp_path / "worker" / "broker"
+        for folder in ("queue", "control"):
+            (spool / folder).mkdir(parents=True)
+        broker = Broker(
+            "filesystem://",
+            {
+                "data_folder_in": str(spool / "queue"),
+                "data_folder_out": str(spool / "queue"),
+                "control_folder": str(spool / "control"),
+                "store_processed": False,
+            },
+        )
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": broker,
+        "CELERY_BROKER_URL": broker.url,
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "WELLCHOSEN_DATA_DIR": str(tmp_path / "worker"),
     }
@@ -91,8 +114,8 @@ def worker(tmp_path):
         log.close()
 
 
-def send(job_id: int, *, broker: str, queue: str) -> None:
-    with celery_app.connection_for_write(broker) as conn:
+def send(job_id: int, *, broker: Broker, queue: str) -> None:
+    with celery_app.connection_for_write(broker.url, transport_options=broker.transport_options) as conn:
         import_dialogues_job.apply_async(args=[job_id], connection=conn, queue=queue)
 
 
