@@ -9,6 +9,14 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
 
+@pytest.fixture(autouse=True)
+def data_dir(settings, tmp_path) -> Path:
+    """Every test gets its own data directory (uploads, search indexes, embeddings)."""
+    settings.WELLCHOSEN_DATA_DIR = tmp_path / "data"
+    settings.WELLCHOSEN_UPLOAD_DIR = tmp_path / "data" / "uploads"
+    return settings.WELLCHOSEN_DATA_DIR
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real public corpora next to the project (../shared/data); tests that need them skip without them."""

@@ -32,6 +32,7 @@ INTERPOLATED_VARIABLES = (
     "DJANGO_CSRF_TRUSTED_ORIGINS",
     "WELLCHOSEN_EXTRAS",
     "WELLCHOSEN_HTTP_PORT",
+    "WELLCHOSEN_GPU_QUEUE",
     "COMPOSE_PROFILES",
     "COMPOSE_FILE",
     "COMPOSE_PROJECT_NAME",
@@ -300,3 +301,10 @@ def test_elasticsearch_is_a_single_8x_node(services):
     assert image.endswith("elasticsearch/elasticsearch")
     assert tag.startswith("8.")
     assert service["environment"]["discovery.type"] == "single-node"
+
+
+def test_gpu_jobs_go_to_the_cpu_worker_unless_the_gpu_profile_is_used(services):
+    # given the compose defaults (no gpu profile)
+    # then jobs that want a GPU are routed to the queue the CPU worker consumes
+    for name in ("web", "worker"):
+        assert services[name]["environment"]["WELLCHOSEN_GPU_QUEUE"] == "default"

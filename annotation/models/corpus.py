@@ -125,6 +125,9 @@ class Candidate(models.Model):
     retrieval_score = models.FloatField(null=True, blank=True)
     rank = models.PositiveIntegerField(null=True, blank=True, help_text="1-based rank in its retriever's list.")
     retriever_version = models.CharField(max_length=200, blank=True, help_text="Index or model version.")
+    # Every retriever that found it: [{"retriever", "score", "rank", "version"}, ...]; the
+    # fields above describe the one that put it into the pool.
+    retrieval = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -16,6 +16,8 @@ class JobKind(models.TextChoices):
     IMPORT_TESTSET = "import_testset", "import released test set"
     IMPORT_SCORES = "import_scores", "import scores"
     BUILD_TESTSET = "build_testset", "build test set"
+    BUILD_INDEXES = "build_indexes", "build search indexes"
+    BUILD_POOLS = "build_pools", "build candidate pools"
 
 
 class JobStatus(models.TextChoices):

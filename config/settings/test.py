@@ -6,7 +6,7 @@ import shutil
 import tempfile
 
 from .base import *  # noqa: F403
-from .base import DATABASES, WELLCHOSEN_DATA_DIR
+from .base import BASE_DIR, DATABASES, WELLCHOSEN_DATA_DIR
 
 SECRET_KEY = "test-secret-key"
 DEBUG = False
@@ -20,6 +20,8 @@ else:
     WELLCHOSEN_DATA_DIR = WELLCHOSEN_DATA_DIR.__class__(tempfile.mkdtemp(prefix="wellchosen-test-"))
     atexit.register(shutil.rmtree, WELLCHOSEN_DATA_DIR, ignore_errors=True)
 WELLCHOSEN_UPLOAD_DIR = WELLCHOSEN_DATA_DIR / "uploads"
+# Exported ONNX models are kept between test runs (and between the SQLite and PostgreSQL passes).
+WELLCHOSEN_MODEL_CACHE_DIR = str(BASE_DIR / "var" / "test-model-cache")
 STATIC_ROOT = WELLCHOSEN_DATA_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 

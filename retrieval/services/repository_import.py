@@ -14,14 +14,15 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils.text import slugify
 
-from annotation.models import Candidate, Dataset, Turn
 from annotation.services.errors import ImportFileError, UserError
 from annotation.services.jobs import JobProgress
 from annotation.services.lines import LineReader, RawLine, decode_field
 from annotation.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from retrieval.models import Repository, Utterance
+from retrieval.services.exclusions import excluded_hashes
 
 FORMATS = ("lines", "cornell", "dailydialog")
 _CORNELL_SEP = b" +++$+++ "
@@ -64,7 +65,7 @@ def repository_import(
     }
     with transaction.atomic():
         repository, _ = Repository.objects.get_or_create(name=name)
-        excluded = _excluded_hashes(exclude_datasets or [])
+        excluded = excluded_hashes(exclude_datasets or [])
         batch: dict[str, tuple] = {}
         for line in reader:
             report["lines"] += 1
@@ -102,6 +103,9 @@ def repository_import(
                 progress.update(done=reader.position(), total=reader.size)
         if batch:
             report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
+        if report["inserted"]:
+            # search indexes built before this import are now stale
+            Repository.objects.filter(pk=repository.pk).update(content_version=F("content_version") + 1)
     skipped = sum(v for k, v in report.items() if k.startswith("skipped_") and k != "skipped_unterminated_last_line")
     report["duplicates"] = report["utterances_read"] - skipped - report["inserted"]
     report["repository_size"] = Utterance.objects.filter(repository=repository).count()
@@ -133,24 +137,6 @@ def _utterances(line: RawLine, *, fmt: str, path: Path, encoding: str) -> Iterat
             )
         for i, piece in enumerate(pieces[:-1], start=1):
             yield decode_field(piece, path=path, line=line.number, field=f"turn {i}", encoding=encoding), f"turn {i}"
-
-
-def _excluded_hashes(dataset_names: list[str]) -> set[str]:
-    """Normalised texts of every context turn and ground truth in the given datasets: the
-    paper keeps the evaluation data (and training data) out of the repository."""
-    if not dataset_names:
-        return set()
-    found = set(Dataset.objects.filter(name__in=dataset_names).values_list("name", flat=True))
-    missing = sorted(set(dataset_names) - found)
-    if missing:
-        raise UserError(f"--exclude-dataset: no dataset named {', '.join(missing)}")
-    hashes = set(Turn.objects.filter(context__dataset__name__in=dataset_names).values_list("text_hash", flat=True))
-    hashes.update(
-        Candidate.objects.filter(question__dataset__name__in=dataset_names, is_ground_truth=True).values_list(
-            "text_hash", flat=True
-        )
-    )
-    return hashes
 
 
 _COLUMNS = "repository_id, text, text_hash, n_tokens, source, source_line, source_ref"

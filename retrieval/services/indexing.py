@@ -1,0 +1,175 @@
+"""Building the search indexes of a repository: BM25 (tantivy or Elasticsearch) and embeddings
+(memory-mapped store + FAISS). Each build is a new version; an index is stale once the
+repository's content changed after it was built."""
+
+import logging
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.services.jobs import JobProgress
+from retrieval.dense.encoder import get_encoder
+from retrieval.dense.search_index import faiss_index_build
+from retrieval.dense.store import EmbeddingStoreWriter
+from retrieval.lexical.base import LexicalBackend
+from retrieval.models import IndexKind, IndexStatus, Repository, RetrievalIndex, Utterance
+from retrieval.selectors import index_current, lexical_backend_for
+
+logger = logging.getLogger(__name__)
+_ENCODE_CHUNK = 8192
+_KEEP_OLD_VERSIONS = 1  # a pool job may still read the previous version
+
+
+def indexes_ensure(
+    *, repository: Repository, progress: JobProgress | None = None
+) -> tuple[RetrievalIndex, RetrievalIndex]:
+    """The current lexical and dense indexes of the repository, building whichever is missing or stale."""
+    lexical = index_current(repository=repository, kind=IndexKind.LEXICAL)
+    if lexical is None:
+        lexical = lexical_index_build(repository=repository, progress=progress)
+    dense = index_current(repository=repository, kind=IndexKind.DENSE)
+    if dense is None:
+        dense = embeddings_build(repository=repository, progress=progress)
+    return lexical, dense
+
+
+def _new_version(*, repository: Repository, kind: str, backend: str, name_for) -> RetrievalIndex:
+    with transaction.atomic():
+        repo = Repository.objects.select_for_update().get(pk=repository.pk)
+        version = (RetrievalIndex.objects.filter(repository=repo, kind=kind).aggregate(v=Max("version"))["v"] or 0) + 1
+        return RetrievalIndex.objects.create(
+            repository=repo,
+            kind=kind,
+            version=version,
+            backend=backend,
+            name=name_for(repo, version),
+            content_version=repo.content_version,
+        )
+
+
+def _snapshot(repository: Repository) -> tuple[int, int]:
+    """(highest utterance id, count up to it): imports only add rows, so this fixes what a build reads."""
+    top = Utterance.objects.filter(repository=repository).aggregate(m=Max("id"))["m"] or 0
+    return top, Utterance.objects.filter(repository=repository, id__lte=top).count()
+
+
+def _rows(repository: Repository, top: int) -> Iterator[tuple[int, str]]:
+    return (
+        Utterance.objects.filter(repository=repository, id__lte=top)
+        .order_by("id")
+        .values_list("id", "text")
+        .iterator(chunk_size=20000)
+    )
+
+
+def lexical_index_build(*, repository: Repository, progress: JobProgress | None = None) -> RetrievalIndex:
+    backend_kind = "elasticsearch" if settings.ELASTICSEARCH_URL else "tantivy"
+    index = _new_version(
+        repository=repository,
+        kind=IndexKind.LEXICAL,
+        backend=backend_kind,
+        name_for=lambda repo, v: f"wellchosen-{repo.name}-v{v}",
+    )
+    top, total = _snapshot(repository)
+    backend: LexicalBackend = lexical_backend_for(index)
+
+    def report(n: int) -> None:
+        if progress:
+            progress.update(done=n, total=total, force=True)
+
+    try:
+        count = backend.build(_rows(repository, top), on_progress=report)
+    except BaseException as exc:
+        _failed(index, exc)
+        raise
+    _ready(index, count=count, params={"top_utterance_id": top})
+    return index
+
+
+def embeddings_build(
+    *,
+    repository: Repository,
+    progress: JobProgress | None = None,
+    model_path: str | None = None,
+    backend: str | None = None,
+    dtype: str | None = None,
+) -> RetrievalIndex:
+    encoder = get_encoder(model_path=model_path, backend=backend)
+    dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
+    root = Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings"
+    index = _new_version(
+        repository=repository,
+        kind=IndexKind.DENSE,
+        backend=encoder.name,
+        name_for=lambda repo, v: str(root / f"{repo.name}-v{v}"),
+    )
+    folder = Path(index.name)
+    top, total = _snapshot(repository)
+    try:
+        if folder.exists():
+            shutil.rmtree(folder)  # debris of a crashed build of this very version
+        writer = EmbeddingStoreWriter(folder / "store", count=total, dim=encoder.dim, dtype=dtype, model=encoder.name)
+        ids, texts = [], []
+        for utterance_id, text in _rows(repository, top):
+            ids.append(utterance_id)
+            texts.append(text)
+            if len(ids) == _ENCODE_CHUNK:
+                writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
+                ids, texts = [], []
+                if progress:
+                    progress.update(done=writer.written, total=total)
+        if ids:
+            writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
+        store = writer.close()
+        faiss_kind = faiss_index_build(
+            store, exact_max=settings.WELLCHOSEN_FAISS_EXACT_MAX, path=folder / "faiss.index"
+        )
+    except BaseException as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        _failed(index, exc)
+        raise
+    _ready(
+        index,
+        count=total,
+        params={
+            "model": encoder.name,
+            "model_path": encoder.model_path,
+            "dim": encoder.dim,
+            "dtype": dtype,
+            "faiss": faiss_kind,
+            "top_utterance_id": top,
+        },
+    )
+    return index
+
+
+def _ready(index: RetrievalIndex, *, count: int, params: dict) -> None:
+    index.status, index.utterance_count, index.built_at = IndexStatus.READY, count, timezone.now()
+    index.params = {**index.params, **params}
+    index.save(update_fields=["status", "utterance_count", "built_at", "params"])
+    _delete_old_versions(index)
+
+
+def _failed(index: RetrievalIndex, exc: BaseException) -> None:
+    RetrievalIndex.objects.filter(pk=index.pk).update(status=IndexStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+
+
+def _delete_old_versions(index: RetrievalIndex) -> None:
+    """Remove the files of versions older than the one before ``index`` (their rows stay as history)."""
+    old = RetrievalIndex.objects.filter(
+        repository_id=index.repository_id, kind=index.kind, version__lt=index.version - _KEEP_OLD_VERSIONS
+    ).exclude(status=IndexStatus.FAILED)
+    for stale in old:
+        try:
+            if stale.kind == IndexKind.LEXICAL:
+                lexical_backend_for(stale).delete()
+            else:
+                shutil.rmtree(stale.name, ignore_errors=True)
+        except Exception:  # an unreachable cluster must not fail the new build
+            logger.exception("could not delete index %s", stale.name)

@@ -1,0 +1,263 @@
+"""Candidate pools (Sato et al. §3.1): for every question, M utterances related to its ground
+truth, retrieved lexically (BM25) and by embedding similarity so that the pool is diverse.
+
+Resumable and idempotent: questions are processed in committed batches, a question with a
+finished pool is skipped, candidates are unique per question and text, and a failing
+question is recorded on its QuestionRetrieval row instead of stopping the job.
+"""
+
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import transaction
+
+from annotation.models import Candidate, CandidateSource, Dataset, Question, Turn
+from annotation.services.errors import UserError
+from annotation.services.jobs import JobProgress
+from retrieval.dense.encoder import get_encoder
+from retrieval.models import PoolStatus, QuestionRetrieval, Repository, Utterance
+from retrieval.selectors import dense_index_for, lexical_backend_for
+from retrieval.services.exclusions import excluded_hashes
+from retrieval.services.indexing import indexes_ensure
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    lexical: int = 5
+    dense: int = 5
+    min_tokens: int = 3
+    paraphrase_threshold: float = 0.95  # cosine to the ground truth at or above which a text is a paraphrase
+    fetch: int = 50  # hits asked of each retriever, so that enough survive the exclusions
+
+    @property
+    def size(self) -> int:
+        return self.lexical + self.dense
+
+
+@dataclass
+class _Choice:
+    utterance: tuple  # (id, text, text_hash, n_tokens)
+    found: list = field(default_factory=list)  # [{"retriever", "score", "rank", "version"}]
+
+
+def pools_build(
+    *,
+    dataset_name: str,
+    repository_name: str,
+    settings: PoolSettings = PoolSettings(),
+    exclude_datasets: list[str] | None = None,
+    batch_size: int = 128,
+    progress: JobProgress | None = None,
+    job_id: int | None = None,
+) -> dict:
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    if dataset is None:
+        raise UserError(f"no dataset {dataset_name!r}")
+    repository = Repository.objects.filter(name=repository_name).first()
+    if repository is None:
+        raise UserError(f"no repository {repository_name!r}")
+    if settings.size < 1 or settings.lexical < 0 or settings.dense < 0:
+        raise UserError("--lexical and --dense must be >= 0 and add up to at least 1")
+    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress)
+    lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
+    versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}
+    excluded = excluded_hashes(exclude_datasets or [])
+
+    finished = QuestionRetrieval.objects.filter(repository=repository, status=PoolStatus.DONE).values("question_id")
+    pending = (
+        Question.objects.filter(dataset=dataset, derived_from__isnull=True).exclude(id__in=finished).order_by("id")
+    )
+    total = Question.objects.filter(dataset=dataset, derived_from__isnull=True).count()
+    report = {
+        "dataset": dataset.name,
+        "repository": repository.name,
+        "questions": total,
+        "skipped_finished": total - pending.count(),
+        "built": 0,
+        "failed": 0,
+        "candidates_added": 0,
+        "short_pools": 0,
+        "lexical_index": versions["lexical"],
+        "dense_index": versions["dense"],
+    }
+    done = report["skipped_finished"]
+    last_id = 0
+    while True:
+        batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])
+        if not batch:
+            break
+        last_id = batch[-1][0]
+        _build_batch(
+            batch,
+            repository=repository,
+            settings=settings,
+            lexical=lexical,
+            dense=dense,
+            encoder=encoder,
+            versions=versions,
+            excluded=excluded,
+            report=report,
+            job_id=job_id,
+        )
+        done += len(batch)
+        if progress:
+            progress.update(done=done, total=total, failed=report["failed"], force=True)
+    return report
+
+
+def _build_batch(
+    batch, *, repository, settings: PoolSettings, lexical, dense, encoder, versions, excluded, report, job_id
+) -> None:
+    question_ids = [qid for qid, _, _ in batch]
+    ground_truths = [gt for _, gt, _ in batch]
+    context_hashes: dict[int, set[str]] = {}
+    for context_id, digest in Turn.objects.filter(context_id__in={c for _, _, c in batch}).values_list(
+        "context_id", "text_hash"
+    ):
+        context_hashes.setdefault(context_id, set()).add(digest)
+    gt_hashes = dict(
+        Candidate.objects.filter(question_id__in=question_ids, is_ground_truth=True).values_list(
+            "question_id", "text_hash"
+        )
+    )
+    lexical_hits = lexical.search(ground_truths, k=settings.fetch) if settings.lexical else [[] for _ in batch]
+    query_vectors = encoder.encode(ground_truths)
+    dense_scores, dense_ids = dense.search(query_vectors, k=settings.fetch) if settings.dense else (None, None)
+
+    wanted = {h.utterance_id for hits in lexical_hits for h in hits}
+    if dense_ids is not None:
+        wanted.update(int(i) for i in dense_ids.ravel() if i >= 0)
+    utterances = _utterances(wanted)
+    vectors = dict(zip(sorted(wanted), dense.store.vectors_for(sorted(wanted)), strict=True)) if wanted else {}
+
+    new_candidates, outcomes = [], []
+    for row, (question_id, _, context_id) in enumerate(batch):
+        try:
+            blocked = {gt_hashes.get(question_id), *context_hashes.get(context_id, ())}
+            ranked = {
+                "lexical": [(h.utterance_id, h.score, rank) for rank, h in enumerate(lexical_hits[row], start=1)],
+                "dense": []
+                if dense_ids is None
+                else [
+                    (int(i), float(s), rank)
+                    for rank, (i, s) in enumerate(zip(dense_ids[row], dense_scores[row], strict=True), start=1)
+                    if i >= 0
+                ],
+            }
+            pool = _choose(
+                ranked,
+                utterances=utterances,
+                vectors=vectors,
+                query=query_vectors[row],
+                blocked=blocked,
+                excluded=excluded,
+                settings=settings,
+                versions=versions,
+            )
+            new_candidates.extend(_candidate(question_id, choice) for choice in pool)
+            outcomes.append(
+                QuestionRetrieval(
+                    question_id=question_id,
+                    repository=repository,
+                    status=PoolStatus.DONE,
+                    pool_size=len(pool),
+                    job_id=job_id,
+                )
+            )
+            report["short_pools"] += len(pool) < settings.size
+        except Exception:  # one bad question must not stop the job
+            outcomes.append(
+                QuestionRetrieval(
+                    question_id=question_id,
+                    repository=repository,
+                    status=PoolStatus.FAILED,
+                    error=traceback.format_exc()[-4000:],
+                    job_id=job_id,
+                )
+            )
+    with transaction.atomic():
+        before = Candidate.objects.filter(question_id__in=question_ids).count()
+        Candidate.objects.bulk_create(new_candidates, ignore_conflicts=True)
+        added = Candidate.objects.filter(question_id__in=question_ids).count() - before
+        QuestionRetrieval.objects.bulk_create(
+            outcomes,
+            update_conflicts=True,
+            unique_fields=["question", "repository"],
+            update_fields=["status", "pool_size", "error", "job", "updated_at"],
+        )
+    report["candidates_added"] += added
+    report["built"] += sum(o.status == PoolStatus.DONE for o in outcomes)
+    report["failed"] += sum(o.status == PoolStatus.FAILED for o in outcomes)
+
+
+def _utterances(ids: set[int]) -> dict[int, tuple]:
+    found: dict[int, tuple] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 5000):  # SQLite limits query parameters
+        for row in Utterance.objects.filter(id__in=ordered[start : start + 5000]).values_list(
+            "id", "text", "text_hash", "n_tokens"
+        ):
+            found[row[0]] = row
+    return found
+
+
+def _choose(
+    ranked, *, utterances, vectors, query, blocked, excluded, settings: PoolSettings, versions
+) -> list[_Choice]:
+    """Take ``lexical`` then ``dense`` candidates that pass the exclusions, de-duplicated by
+    normalised text; when one retriever runs dry the other fills the pool up to M."""
+    usable: dict[str, list[tuple]] = {}
+    for retriever, hits in ranked.items():
+        usable[retriever] = []
+        for utterance_id, score, rank in hits:
+            utterance = utterances.get(utterance_id)
+            if utterance is None or utterance[2] in blocked or utterance[2] in excluded:
+                continue
+            if utterance[3] < settings.min_tokens:
+                continue
+            if float(np.dot(vectors[utterance_id], query)) >= settings.paraphrase_threshold:
+                continue
+            usable[retriever].append(
+                (utterance, {"retriever": retriever, "score": score, "rank": rank, "version": versions[retriever]})
+            )
+    pool: dict[str, _Choice] = {}
+
+    def take(retriever: str, limit: int) -> None:
+        for utterance, found in usable[retriever]:
+            if len(pool) >= settings.size or limit <= 0:
+                return
+            choice = pool.get(utterance[2])
+            if choice is None:
+                pool[utterance[2]] = _Choice(utterance, [found])
+                limit -= 1
+            elif all(f["retriever"] != retriever for f in choice.found):
+                choice.found.append(found)  # found by both retrievers: recorded, not counted twice
+
+    take("lexical", settings.lexical)
+    take("dense", settings.dense)
+    take("lexical", settings.size)  # fill up when a retriever ran dry
+    take("dense", settings.size)
+    # Other hits of an already chosen text by the second retriever are recorded too.
+    for retriever, hits in usable.items():
+        for utterance, found in hits:
+            choice = pool.get(utterance[2])
+            if choice is not None and all(f["retriever"] != retriever for f in choice.found):
+                choice.found.append(found)
+    return list(pool.values())
+
+
+def _candidate(question_id: int, choice: _Choice) -> Candidate:
+    first = choice.found[0]
+    utterance_id, text, digest, _ = choice.utterance
+    return Candidate(
+        question_id=question_id,
+        utterance_id=utterance_id,
+        text=text,
+        text_hash=digest,
+        source=CandidateSource.LEXICAL if first["retriever"] == "lexical" else CandidateSource.DENSE,
+        retrieval_score=first["score"],
+        rank=first["rank"],
+        retriever_version=first["version"][:200],
+        retrieval=choice.found,
+    )

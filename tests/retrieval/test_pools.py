@@ -1,0 +1,160 @@
+import pytest
+
+from annotation.models import Candidate, Question, Turn
+from annotation.services.demo import DEMO_DIR, DEMO_DATASET, DEMO_REPOSITORY
+from annotation.services.dialogue_import import dialogues_import
+from annotation.services.errors import JobCancelled, UserError
+from annotation.text import text_hash
+from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.services import pools as pools_module
+from retrieval.services.pools import PoolSettings, pools_build
+from retrieval.services.repository_import import repository_import
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def demo(db):
+    """The demo dialogues (40 questions) and the demo subtitle repository, kept apart."""
+    dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
+    repository_import(path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
+
+
+def build(**kwargs) -> dict:
+    return pools_build(dataset_name=DEMO_DATASET, repository_name=DEMO_REPOSITORY, **kwargs)
+
+
+def false_candidates():
+    return Candidate.objects.filter(question__dataset__name=DEMO_DATASET, is_ground_truth=False)
+
+
+def test_every_question_gets_ten_candidates_from_both_retrievers(demo):
+    report = build()
+    assert (report["built"], report["failed"], report["candidates_added"]) == (40, 0, 400)
+    lexical_total = 0
+    for question in Question.objects.filter(dataset__name=DEMO_DATASET):
+        sources = list(question.candidates.filter(is_ground_truth=False).values_list("source", flat=True))
+        # 5 + 5; dense fills in where BM25 ran out of usable hits (the demo repository is small)
+        assert len(sources) == 10 and sources.count("lexical") <= 5
+        lexical_total += sources.count("lexical")
+    assert lexical_total >= 150
+
+
+def test_indexes_are_built_once_and_recorded_on_candidates(demo):
+    build()
+    indexes = RetrievalIndex.objects.filter(repository__name=DEMO_REPOSITORY, status=IndexStatus.READY)
+    assert sorted(indexes.values_list("kind", flat=True)) == [IndexKind.DENSE, IndexKind.LEXICAL]
+    lexical = false_candidates().filter(source="lexical").first()
+    assert lexical.retriever_version == f"tantivy:wellchosen-{DEMO_REPOSITORY}-v1"
+    assert lexical.rank >= 1 and lexical.retrieval_score > 0 and lexical.utterance_id
+    dense = false_candidates().filter(source="dense").first()
+    assert dense.retriever_version.startswith("all-MiniLM-L6-v2@") and 0 < dense.retrieval_score < 0.95
+    assert all(f["retriever"] in {"lexical", "dense"} and f["rank"] >= 1 for f in dense.retrieval)
+
+
+def test_pools_never_hold_the_ground_truth_its_context_or_short_utterances(demo):
+    build(settings=PoolSettings(min_tokens=4))
+    for question in Question.objects.filter(dataset__name=DEMO_DATASET).prefetch_related("candidates"):
+        blocked = {text_hash(question.ground_truth)} | set(
+            Turn.objects.filter(context=question.context).values_list("text_hash", flat=True)
+        )
+        for candidate in question.candidates.all():
+            if not candidate.is_ground_truth:
+                assert candidate.text_hash not in blocked
+                assert candidate.utterance.n_tokens >= 4
+
+
+def test_running_again_adds_nothing(demo):
+    build()
+    report = build()
+    assert (report["skipped_finished"], report["built"], report["candidates_added"]) == (40, 0, 0)
+    assert false_candidates().count() == 400
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(demo):
+    # given a run that stops after its second batch (a crash or a cancel)
+    class StopAfterTwo:
+        calls = 0
+
+        def update(self, **kwargs):
+            self.calls += 1
+            if self.calls == 3:  # the first call reports the indexes being ready
+                raise JobCancelled()
+
+    with pytest.raises(JobCancelled):
+        build(batch_size=10, progress=StopAfterTwo())
+    assert QuestionRetrieval.objects.filter(status=PoolStatus.DONE).count() == 20
+    # when it runs again
+    report = build(batch_size=10)
+    # then only the rest is done, and no candidate is duplicated
+    assert (report["skipped_finished"], report["built"]) == (20, 20)
+    assert false_candidates().count() == 400
+
+
+def test_a_failing_question_is_recorded_and_the_others_are_built(demo, monkeypatch):
+    broken = Question.objects.filter(dataset__name=DEMO_DATASET).order_by("id")[3]
+    real_choose = pools_module._choose
+
+    def choose(ranked, **kwargs):
+        if text_hash(broken.ground_truth) in kwargs["blocked"]:  # the ground truth is never a candidate
+            raise RuntimeError("index returned garbage")
+        return real_choose(ranked, **kwargs)
+
+    monkeypatch.setattr(pools_module, "_choose", choose)
+    report = build()
+    assert (report["built"], report["failed"]) == (39, 1)
+    failure = QuestionRetrieval.objects.get(status=PoolStatus.FAILED)
+    assert failure.question_id == broken.pk and "index returned garbage" in failure.error
+    # and a later run retries it
+    monkeypatch.setattr(pools_module, "_choose", real_choose)
+    assert build()["built"] == 1
+
+
+def test_when_one_retriever_runs_dry_the_other_fills_the_pool(demo, write_file):
+    # given a question whose ground truth has only stop words: BM25 finds nothing for it
+    dialogues_import(
+        path=write_file("odd.jsonl", '{"context": ["So?"], "response": "Well, what if they did?"}\n'),
+        fmt="jsonl",
+        dataset_name="odd",
+    )
+    pools_build(dataset_name="odd", repository_name=DEMO_REPOSITORY)
+    sources = list(
+        Candidate.objects.filter(question__dataset__name="odd", is_ground_truth=False).values_list("source", flat=True)
+    )
+    assert sources == ["dense"] * 10
+
+
+def test_near_paraphrases_of_the_ground_truth_are_left_out(demo, write_file):
+    # given a repository line that says the same as a ground truth in other words
+    question = Question.objects.filter(dataset__name=DEMO_DATASET).order_by("id").first()
+    paraphrase = "We have a medium left in green. Would you like to try it on?"
+    repository_import(path=write_file("more.txt", paraphrase + "\n"), name=DEMO_REPOSITORY)
+    # when pools are built, the paraphrase (cosine >= 0.95) is not a false candidate ...
+    build(settings=PoolSettings(paraphrase_threshold=0.95))
+    assert not question.candidates.filter(text=paraphrase).exists()
+    # ... while without the threshold it would have been
+    QuestionRetrieval.objects.all().delete()
+    build(settings=PoolSettings(paraphrase_threshold=1.01))
+    assert question.candidates.filter(text=paraphrase).exists()
+
+
+def test_utterances_of_excluded_datasets_are_left_out(demo):
+    build(exclude_datasets=["demo-dialogues"])  # excluded already at import: nothing changes
+    excluded = set(Turn.objects.filter(context__dataset__name=DEMO_DATASET).values_list("text_hash", flat=True))
+    assert not false_candidates().filter(text_hash__in=excluded).exists()
+
+
+def test_an_import_makes_the_indexes_stale(demo, write_file):
+    build()
+    repository_import(path=write_file("more.txt", "A brand new line about trains.\n"), name=DEMO_REPOSITORY)
+    QuestionRetrieval.objects.all().delete()
+    build()
+    versions = RetrievalIndex.objects.filter(kind=IndexKind.LEXICAL).values_list("version", flat=True)
+    assert sorted(versions) == [1, 2]
+
+
+def test_unknown_dataset_or_repository_is_an_error(demo):
+    with pytest.raises(UserError, match="no repository 'nope'"):
+        pools_build(dataset_name=DEMO_DATASET, repository_name="nope")
+    with pytest.raises(UserError, match="no dataset 'nope'"):
+        pools_build(dataset_name="nope", repository_name=DEMO_REPOSITORY)
