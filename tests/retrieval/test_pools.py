@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.models import Candidate, Question, Turn
-from annotation.services.demo import DEMO_DIR, DEMO_DATASET, DEMO_REPOSITORY
+from annotation.services.demo import DEMO_DATASET, DEMO_DIR, DEMO_REPOSITORY
 from annotation.services.dialogue_import import dialogues_import
 from annotation.services.errors import JobCancelled, UserError
 from annotation.text import text_hash
