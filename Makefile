@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("WellChosen needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,ml]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -41,7 +41,7 @@ test-sqlite: install
 test-postgres: install
 	@if $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' '$(TEST_POSTGRES_URL)' 2>/dev/null; then \
 	  echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL)) =="; \
-	  DATABASE_URL='$(TEST_POSTGRES_URL)' $(PY) -m pytest; \
+	  DATABASE_URL='$(TEST_POSTGRES_URL)' $(PY) -m pytest -m "not heavy"; \
 	else \
 	  echo "== PostgreSQL not reachable at $(TEST_POSTGRES_URL): PostgreSQL pass skipped =="; \
 	fi

@@ -1,18 +1,22 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from annotation.admin.common import ReadOnlyAdmin, render_form, start_job
 from annotation.models import JobKind
+from annotation.services.jobs import job_create
 from annotation.services.uploads import upload_store
 from retrieval.forms import RepositoryImportForm
-from retrieval.models import Repository, Utterance
+from retrieval.models import QuestionRetrieval, Repository, RetrievalIndex, Utterance
 
 
 @admin.register(Repository)
 class RepositoryAdmin(admin.ModelAdmin):
-    list_display = ["name", "n_utterances", "created_at"]
+    list_display = ["name", "n_utterances", "content_version", "created_at"]
     search_fields = ["name"]
+    readonly_fields = ["content_version", "created_at"]
+    actions = ["build_indexes"]
     change_list_template = "admin/wellchosen/repository_changelist.html"
 
     def get_queryset(self, request):
@@ -21,6 +25,22 @@ class RepositoryAdmin(admin.ModelAdmin):
     @admin.display(description="utterances", ordering="utterance_count")
     def n_utterances(self, obj):
         return obj.utterance_count
+
+    @admin.action(description="Build new search indexes (BM25 and embeddings)")
+    def build_indexes(self, request, queryset):
+        for repository in queryset:
+            job = job_create(
+                kind=JobKind.BUILD_INDEXES, params={"repository": repository.name}, created_by=request.user
+            )
+            messages.info(
+                request,
+                format_html(
+                    'Indexing {}: <a href="{}">job #{}</a>',
+                    repository.name,
+                    reverse("job-detail", args=[job.pk]),
+                    job.pk,
+                ),
+            )
 
     def get_urls(self):
         return [
@@ -62,3 +82,27 @@ class UtteranceAdmin(ReadOnlyAdmin):
     @admin.display(description="text")
     def short_text(self, obj):
         return obj.text[:100]
+
+
+@admin.register(RetrievalIndex)
+class RetrievalIndexAdmin(ReadOnlyAdmin):
+    list_display = [
+        "repository",
+        "kind",
+        "version",
+        "backend",
+        "status",
+        "utterance_count",
+        "content_version",
+        "built_at",
+    ]
+    list_filter = ["kind", "status", "repository"]
+    list_select_related = ["repository"]
+
+
+@admin.register(QuestionRetrieval)
+class QuestionRetrievalAdmin(ReadOnlyAdmin):
+    list_display = ["question_id", "repository", "status", "pool_size", "job_id", "updated_at"]
+    list_filter = ["status", "repository", "question__dataset"]
+    list_select_related = ["repository"]
+    raw_id_fields = ["question", "job"]

@@ -2,6 +2,7 @@ from django import forms
 from django.core.validators import validate_slug
 
 from annotation.models import Dataset
+from retrieval.models import Repository
 from retrieval.services.repository_import import FORMATS
 
 
@@ -16,3 +17,28 @@ class RepositoryImportForm(forms.Form):
         to_field_name="name",
         help_text="Leave out every utterance that occurs in these datasets",
     )
+
+
+class PoolForm(forms.Form):
+    repository = forms.ModelChoiceField(queryset=Repository.objects.order_by("name"), to_field_name="name")
+    lexical = forms.IntegerField(min_value=0, max_value=100, initial=5, label="BM25 candidates")
+    dense = forms.IntegerField(min_value=0, max_value=100, initial=5, label="Embedding candidates")
+    min_tokens = forms.IntegerField(min_value=0, initial=3, help_text="Skip shorter utterances")
+    paraphrase_threshold = forms.FloatField(
+        min_value=0,
+        max_value=1.01,
+        initial=0.95,
+        help_text="Skip utterances at least this similar (cosine) to the ground truth",
+    )
+    exclude_datasets = forms.ModelMultipleChoiceField(
+        queryset=Dataset.objects.order_by("name"),
+        required=False,
+        to_field_name="name",
+        help_text="Never take an utterance that occurs in these datasets",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if (data.get("lexical") or 0) + (data.get("dense") or 0) < 1:
+            raise forms.ValidationError("Ask for at least one candidate per question.")
+        return data

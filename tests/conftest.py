@@ -10,6 +10,17 @@ SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent 
 
 
 @pytest.fixture(autouse=True)
+def empty_cache():
+    """Job progress and cancel flags live in the cache, keyed by job id; ids restart with every
+    test database, so the cache must too."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def data_dir(settings, tmp_path) -> Path:
     """Every test gets its own data directory (uploads, search indexes, embeddings)."""
     settings.WELLCHOSEN_DATA_DIR = tmp_path / "data"

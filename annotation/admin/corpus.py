@@ -34,7 +34,9 @@ class DatasetAdmin(admin.ModelAdmin):
     @admin.display(description="")
     def actions_links(self, obj):
         return format_html(
-            '<a href="{}">filter preview &amp; agreement</a> · <a href="{}">build test set</a>',
+            '<a href="{}">candidate pools</a> · <a href="{}">filter preview &amp; agreement</a> · '
+            '<a href="{}">build test set</a>',
+            reverse("admin:annotation_dataset_pools", args=[obj.pk]),
             reverse("admin:annotation_dataset_preview", args=[obj.pk]),
             reverse("admin:annotation_dataset_build", args=[obj.pk]),
         )
@@ -46,6 +48,7 @@ class DatasetAdmin(admin.ModelAdmin):
             path("import-testset/", view(self.import_testset_view), name="annotation_dataset_import_testset"),
             path("<int:pk>/preview/", view(self.preview_view), name="annotation_dataset_preview"),
             path("<int:pk>/build/", view(self.build_view), name="annotation_dataset_build"),
+            path("<int:pk>/pools/", view(self.pools_view), name="annotation_dataset_pools"),
         ] + super().get_urls()
 
     def import_dialogues_view(self, request):
@@ -136,6 +139,36 @@ class DatasetAdmin(admin.ModelAdmin):
             title=f"Build a test set from {dataset.name}",
             intro="The release is frozen once built: its questions, candidate order, scores and "
             "the sha256 of every export are recorded in its manifest.",
+        )
+
+    def pools_view(self, request, pk):
+        from retrieval.forms import PoolForm  # the retrieval app builds on this one
+
+        dataset = get_object_or_404(Dataset, pk=pk)
+        form = PoolForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            d = form.cleaned_data
+            return start_job(
+                request,
+                kind=JobKind.BUILD_POOLS,
+                params={
+                    "dataset": dataset.name,
+                    "repository": d["repository"].name,
+                    "lexical": d["lexical"],
+                    "dense": d["dense"],
+                    "min_tokens": d["min_tokens"],
+                    "paraphrase_threshold": d["paraphrase_threshold"],
+                    "exclude_datasets": [ds.name for ds in d["exclude_datasets"]],
+                },
+            )
+        return render_form(
+            request,
+            self,
+            form=form,
+            title=f"Build candidate pools for {dataset.name}",
+            intro="For every question, utterances related to its ground truth are retrieved from the repository "
+            "by BM25 and by embedding similarity. Missing or stale search indexes are built first. Questions "
+            "whose pool is finished are skipped, so the job can be run again after a failure.",
         )
 
 

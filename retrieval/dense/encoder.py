@@ -219,15 +219,15 @@ def _export_int8(model_path: str, folder: Path, target: Path) -> None:
             opset_version=17,
             dynamo=False,
         )
-    fused = optimize_model(
-        str(float_path), model_type="bert", num_heads=config.num_attention_heads, hidden_size=config.hidden_size
-    )
-    fused.save_model_to_file(str(fused_path))
-    partial = folder / "model.int8.onnx.partial"
     root = logging.getLogger()
     level = root.level
-    root.setLevel(logging.WARNING)  # the quantizer logs one INFO line per tensor on the root logger
+    root.setLevel(logging.WARNING)  # optimizer and quantizer log an INFO line per node on the root logger
     try:
+        fused = optimize_model(
+            str(float_path), model_type="bert", num_heads=config.num_attention_heads, hidden_size=config.hidden_size
+        )
+        fused.save_model_to_file(str(fused_path))
+        partial = folder / "model.int8.onnx.partial"
         quantize_dynamic(
             str(fused_path),
             str(partial),
