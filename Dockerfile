@@ -1,12 +1,18 @@
 # syntax=docker/dockerfile:1
 # One image for the web server and every Celery worker.
 #
-#   docker build -t wellchosen:latest .                      # web + CPU workers
-#   docker build -t wellchosen:latest --build-arg EXTRAS=ml .  # adds the model stack (gpu-worker)
+#   docker build -t wellchosen:latest .                        # with the model stack, CPU torch
+#   docker build -t wellchosen:latest --build-arg EXTRAS= .    # web only, no model stack
+#   docker build -t wellchosen:latest --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128 .  # GPU
 FROM python:3.11-slim
 
 # Optional extras from pyproject.toml ([project.optional-dependencies]), e.g. "ml".
-ARG EXTRAS=""
+# "ml" (the default) brings torch, sentence-transformers and onnxruntime: the workers build
+# candidate pools and run evaluations with them.
+ARG EXTRAS="ml"
+# Where pip finds torch: the CPU build by default (PyPI's Linux torch pulls GBs of CUDA
+# libraries); point it at a CUDA index for the gpu-worker's image.
+ARG TORCH_INDEX_URL="https://download.pytorch.org/whl/cpu"
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -26,7 +32,7 @@ WORKDIR /app
 # (No packages are found yet, so this installs the dependencies and an empty distribution.)
 COPY pyproject.toml README.md ./
 RUN if [ -n "$EXTRAS" ]; then target=".[${EXTRAS}]"; else target="."; fi \
-    && pip install "$target" \
+    && pip install --extra-index-url "$TORCH_INDEX_URL" "$target" \
     && rm -rf build ./*.egg-info
 
 # Then the project itself.

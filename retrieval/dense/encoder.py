@@ -97,7 +97,9 @@ class TorchEncoder(Encoder):
         if device == "cuda":
             self.model.half()
         self.device = device
-        self.dim = self.model.get_sentence_embedding_dimension()
+        # renamed in sentence-transformers 6; the old name still works in 3-5
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = dimension()
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 128) -> np.ndarray:
         if not texts:
