@@ -18,6 +18,7 @@ people browsing the cluster; our code always searches the versioned name.
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
@@ -114,23 +115,32 @@ class ElasticsearchBackend(LexicalBackend):
         for utterance_id, text in utterances:
             yield {"_op_type": "index", "_index": self.index_name, "_id": str(utterance_id), "text": text}
 
+    def _rounds(self, utterances: Iterable[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+        """The source in rounds read by the calling thread: parallel_bulk consumes its input in a
+        thread of its own, and a database cursor (the usual source) must stay in the thread that
+        opened it. A round keeps every bulk thread busy with a few chunks; memory stays bounded."""
+        iterator = iter(utterances)
+        while round_ := list(islice(iterator, self.bulk_chunk * self.bulk_threads * 4)):
+            yield round_
+
     def _load(self, utterances: Iterable[tuple[int, str]], on_progress: Callable[[int], None] | None) -> int:
         count = 0
-        results = parallel_bulk(
-            self.client,
-            self._actions(utterances),
-            thread_count=self.bulk_threads,
-            chunk_size=self.bulk_chunk,
-            raise_on_error=True,
-            raise_on_exception=True,
-        )
         left_as_is = f"index {self.index_name!r} is left incomplete; delete it before building again"
         try:
-            # parallel_bulk yields one result per document, a chunk at a time.
-            for _ok, _item in results:
-                count += 1
-                if on_progress and count % self.bulk_chunk == 0:
-                    on_progress(count)
+            for round_ in self._rounds(utterances):
+                results = parallel_bulk(
+                    self.client,
+                    self._actions(round_),
+                    thread_count=self.bulk_threads,
+                    chunk_size=self.bulk_chunk,
+                    raise_on_error=True,
+                    raise_on_exception=True,
+                )
+                # parallel_bulk yields one result per document, a chunk at a time.
+                for _ok, _item in results:
+                    count += 1
+                    if on_progress and count % self.bulk_chunk == 0:
+                        on_progress(count)
         except BulkIndexError as exc:
             first = next(iter(exc.errors[0].values()), {}) if exc.errors else {}
             raise ElasticsearchBackendError(

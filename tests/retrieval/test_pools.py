@@ -158,3 +158,18 @@ def test_unknown_dataset_or_repository_is_an_error(demo):
         pools_build(dataset_name=DEMO_DATASET, repository_name="nope")
     with pytest.raises(UserError, match="no dataset 'nope'"):
         pools_build(dataset_name="nope", repository_name=DEMO_REPOSITORY)
+
+
+def test_with_elasticsearch_configured_bm25_runs_there(demo, settings):
+    # given an Elasticsearch (the local double, through the real client) in the settings
+    from tests.retrieval.es_double import ElasticsearchDouble
+
+    with ElasticsearchDouble() as es:
+        settings.ELASTICSEARCH_URL = es.url
+        # when pools are built
+        report = build()
+        # then the BM25 index lives there and its candidates say so
+        assert report["lexical_index"] == f"elasticsearch:wellchosen-{DEMO_REPOSITORY}-v1"
+        assert false_candidates().filter(retriever_version__startswith="elasticsearch:").count() >= 150
+        assert es.sent("POST", "/_bulk") or es.sent("PUT", "/_bulk")
+        assert not es.errors
