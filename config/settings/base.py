@@ -167,4 +167,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # Libraries that log every request or every start-up at INFO.
+    "loggers": {name: {"level": "WARNING"} for name in ("faiss", "elastic_transport", "onnxruntime", "httpx")},
 }
