@@ -128,3 +128,16 @@ def demo_texts() -> list[str]:
     from annotation.services.demo import DEMO_DIR
 
     return (DEMO_DIR / "repository.txt").read_text().splitlines()[:200]
+
+
+def test_auto_backend_is_int8_onnx_on_a_cpu_and_torch_on_a_gpu(monkeypatch):
+    from retrieval.dense import encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "cuda_available", lambda: False)
+    assert get_encoder(backend="auto").backend == "onnx-int8"
+    # with a GPU the float model runs there (this machine has none: only the choice is checked)
+    chosen = []
+    monkeypatch.setattr(encoder_module, "cuda_available", lambda: True)
+    monkeypatch.setattr(encoder_module, "TorchEncoder", lambda path: chosen.append(path) or "torch-encoder")
+    monkeypatch.setattr(encoder_module, "_cache", {})
+    assert get_encoder(backend="auto") == "torch-encoder" and len(chosen) == 1
