@@ -19,6 +19,42 @@ from annotation.rules import (
 )
 
 
+def question_open_candidates(*, question_id: int, dataset: Dataset, rules: FilterRules) -> list[int]:
+    """Responses of the question that still need scores, ground truth included.
+
+    Without adaptive stopping: every response with fewer than the planned number of scores.
+    With it: only responses whose filter decision could still change; none at all once the
+    ground truth is rejected (the question is dropped whatever its candidates score).
+    """
+    valid = Q(scores__annotator__scores_excluded=False)
+    rows = (
+        Candidate.objects.filter(question_id=question_id)
+        .values("id", "is_ground_truth")
+        .annotate(
+            n_scores=Count("scores", filter=valid),
+            n_acceptable=Count("scores", filter=valid & Q(scores__value__gte=rules.acceptable_min_score)),
+            n_ungrammatical=Count("scores", filter=valid & Q(scores__value__lte=rules.ungrammatical_max_score)),
+            n_low=Count("scores", filter=valid & Q(scores__value__lte=rules.ground_truth_low_max_score)),
+        )
+        .order_by("id")
+    )
+    planned = dataset.annotators_per_item
+    if not dataset.adaptive_stopping:
+        return [row["id"] for row in rows if row["n_scores"] < planned]
+    open_ids = []
+    for row in rows:
+        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        if row["is_ground_truth"]:
+            decision = decide_ground_truth(counts, rules, planned)
+            if decision == GroundTruthDecision.REJECTED:
+                return []
+            if decision == GroundTruthDecision.UNDECIDED:
+                open_ids.append(row["id"])
+        elif decide_false_candidate(counts, rules, planned) == FalseDecision.UNDECIDED:
+            open_ids.append(row["id"])
+    return open_ids
+
+
 def filter_rules_current() -> FilterRules:
     """The newest rules version (version 1, the paper's defaults, is created by a migration)."""
     return FilterRules.objects.order_by("-version").first() or FilterRules(version=0)

@@ -1,9 +1,15 @@
+from .assignment import DEFAULT_ERROR_LABELS, Assignment, AssignmentStatus, DatasetMembership, QuestionWork
 from .corpus import Candidate, CandidateSource, Context, Dataset, Question, Turn
 from .jobs import Job, JobKind, JobStatus, job_cache_key
 from .release import TestSet, TestSetCandidate, TestSetQuestion
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
 
 __all__ = [
+    "DEFAULT_ERROR_LABELS",
+    "Assignment",
+    "AssignmentStatus",
+    "DatasetMembership",
+    "QuestionWork",
     "Annotator",
     "AnnotatorProvider",
     "Candidate",

@@ -11,6 +11,15 @@ class Dataset(models.Model):
     # adaptive-stopping logic both need to know how many were planned.
     annotators_per_item = models.PositiveSmallIntegerField(default=5)
     context_turns = models.PositiveSmallIntegerField(default=3)
+    # Annotation settings (the annotator page, the assignment engine, quality control).
+    adaptive_stopping = models.BooleanField(
+        default=True, help_text="Stop scoring a response once its filter decision can no longer change"
+    )
+    lease_minutes = models.PositiveSmallIntegerField(default=30)
+    attention_check_rate = models.FloatField(
+        default=0.1, help_text="Share of units that carry an unrelated response as an attention check"
+    )
+    error_labels = models.JSONField(default=list, blank=True, help_text="Optional reasons for scores <= 2")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -18,6 +27,9 @@ class Dataset(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="dataset_annotators_ge_1"),
             models.CheckConstraint(condition=Q(context_turns__gte=1), name="dataset_context_turns_ge_1"),
+            models.CheckConstraint(
+                condition=Q(attention_check_rate__gte=0) & Q(attention_check_rate__lte=1), name="dataset_check_rate_0_1"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -52,6 +52,10 @@ class Score(models.Model):
         max_length=255, blank=True, help_text="Provider assignment (e.g. MTurk AssignmentId) the score came with."
     )
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    assignment = models.ForeignKey(
+        "annotation.Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="scores"
+    )
+    labels = models.JSONField(default=list, blank=True, help_text='"Why is it wrong" labels for scores <= 2')
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,0 +1,164 @@
+"""The assignment engine: hand out units (questions) to annotators under a lease, take their
+scores back exactly once, and close a question as soon as its decisions are final.
+
+Correct under concurrency: on PostgreSQL the next unit is chosen with
+``SELECT ... FOR UPDATE SKIP LOCKED`` on its QuestionWork row and the annotator row is locked
+so that one person holds one unit at a time; on SQLite every write transaction takes the
+database's write lock first (``transaction_mode=IMMEDIATE``), which serialises them.
+"""
+
+import random
+import secrets
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, F
+from django.utils import timezone
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentStatus,
+    Dataset,
+    DatasetMembership,
+    Question,
+    QuestionWork,
+)
+from annotation.selectors import filter_rules_current, question_open_candidates
+
+from .errors import UserError
+
+
+def annotation_open(*, dataset: Dataset) -> int:
+    """Make every original question of the dataset a unit of work (idempotent); refresh which are
+    still open. Returns the number of units."""
+    with transaction.atomic():
+        missing = Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True)
+        QuestionWork.objects.bulk_create(
+            [QuestionWork(question_id=pk, dataset=dataset, slots_needed=dataset.annotators_per_item)
+             for pk in missing.values_list("pk", flat=True)],
+            ignore_conflicts=True,
+        )
+        QuestionWork.objects.filter(dataset=dataset).update(slots_needed=dataset.annotators_per_item)
+    for question_id in QuestionWork.objects.filter(dataset=dataset).values_list("question_id", flat=True):
+        work_refresh(question_id=question_id)
+    return QuestionWork.objects.filter(dataset=dataset).count()
+
+
+def work_refresh(*, question_id: int) -> bool:
+    """Recompute whether the question still has undecided responses; returns is_open."""
+    work = QuestionWork.objects.select_related("dataset").get(pk=question_id)
+    is_open = bool(question_open_candidates(question_id=question_id, dataset=work.dataset,
+                                            rules=filter_rules_current()))
+    if is_open != work.is_open:
+        QuestionWork.objects.filter(pk=question_id).update(is_open=is_open)
+    return is_open
+
+
+def leases_reclaim(*, now=None) -> int:
+    """Expire leases that ran out and give their slots back; returns how many."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(
+            Assignment.objects.select_for_update(skip_locked=True)
+            .filter(status=AssignmentStatus.LEASED, leased_until__lt=now)
+            .values_list("pk", "question_id")
+        )
+        if not expired:
+            return 0
+        Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(status=AssignmentStatus.EXPIRED)
+        _free_slots([question_id for _, question_id in expired])
+    return len(expired)
+
+
+def _free_slots(question_ids: list[int]) -> None:
+    counts: dict[int, int] = {}
+    for question_id in question_ids:
+        counts[question_id] = counts.get(question_id, 0) + 1
+    for question_id, n in counts.items():
+        QuestionWork.objects.filter(pk=question_id).update(slots_taken=F("slots_taken") - n)
+
+
+def unit_current(*, annotator: Annotator) -> Assignment | None:
+    """The annotator's unit still under lease (to resume after a pause), if any."""
+    return (
+        Assignment.objects.filter(annotator=annotator, status=AssignmentStatus.LEASED, leased_until__gte=timezone.now())
+        .order_by("created_at")
+        .first()
+    )
+
+
+def unit_next(*, annotator: Annotator, dataset: Dataset | None = None) -> Assignment | None:
+    """The annotator's current unit, or a new one leased to them; None when nothing is left."""
+    if annotator.is_blocked:
+        raise UserError("this annotator is blocked")
+    leases_reclaim()
+    for _ in range(20):  # a picked question may turn out to have nothing left to score
+        with transaction.atomic():
+            Annotator.objects.select_for_update().filter(pk=annotator.pk).first()  # one unit per person at a time
+            current = unit_current(annotator=annotator)
+            if current is not None:
+                return current
+            work = _pick(annotator=annotator, dataset=dataset)
+            if work is None:
+                return None
+            candidates = question_open_candidates(question_id=work.question_id, dataset=work.dataset,
+                                                  rules=filter_rules_current())
+            if not candidates:
+                QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
+                continue
+            assignment = Assignment.objects.create(
+                question_id=work.question_id, annotator=annotator, items=_items(work, annotator, candidates),
+                leased_until=timezone.now() + timedelta(minutes=work.dataset.lease_minutes),
+            )
+            QuestionWork.objects.filter(pk=work.pk).update(slots_taken=F("slots_taken") + 1)
+            return assignment
+    return None
+
+
+def _pick(*, annotator: Annotator, dataset: Dataset | None) -> QuestionWork | None:
+    memberships = DatasetMembership.objects.filter(annotator=annotator)
+    if dataset is not None:
+        memberships = memberships.filter(dataset=dataset)
+    allowed = []
+    for membership in memberships:
+        if membership.max_units is not None:
+            used = Assignment.objects.filter(annotator=annotator, question__dataset_id=membership.dataset_id).exclude(
+                status__in=[AssignmentStatus.EXPIRED, AssignmentStatus.RELEASED]).count()
+            if used >= membership.max_units:
+                continue
+        allowed.append(membership.dataset_id)
+    if not allowed:
+        return None
+    seen = Assignment.objects.filter(annotator=annotator).values("question_id")
+    return (
+        QuestionWork.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("dataset")
+        .filter(dataset_id__in=allowed, is_open=True, slots_taken__lt=F("slots_needed"))
+        .exclude(question_id__in=seen)
+        # Finish started questions first: their decisions come sooner, which is what adaptive
+        # stopping saves on.
+        .order_by("-slots_taken", "question_id")
+        .first()
+    )
+
+
+def _items(work: QuestionWork, annotator: Annotator, candidate_ids: list[int]) -> list[dict]:
+    rng = random.Random(f"{work.question_id}:{annotator.pk}:{secrets.randbits(32)}")
+    items = [{"key": secrets.token_hex(4), "candidate_id": cid} for cid in candidate_ids]
+    if rng.random() < work.dataset.attention_check_rate:
+        text = _unrelated_text(work)
+        if text:
+            items.append({"key": secrets.token_hex(4), "check": True, "text": text})
+    rng.shuffle(items)
+    return items
+
+
+def _unrelated_text(work: QuestionWork) -> str | None:
+    """The ground truth of another, random question of the dataset: fluent, but not a reply here."""
+    bounds = Question.objects.filter(dataset_id=work.dataset_id).exclude(context_id=work.question.context_id)
+    ids = bounds.aggregate(lo=Count("id"))
+    if not ids["lo"]:
+        return None
+    offset = random.randrange(ids["lo"])
+    return bounds.order_by("id").values_list("ground_truth", flat=True)[offset]

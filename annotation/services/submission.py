@@ -1,0 +1,100 @@
+"""Taking an annotator's scores for a unit: validated, stored exactly once, decisions updated."""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus, QuestionWork, Score
+
+from .assignment import work_refresh
+from .errors import UserError
+
+ATTENTION_CHECK_MAX = 1  # an unrelated response should be scored "not appropriate at all" (<= 1)
+
+
+@dataclass
+class Answer:
+    value: int
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SubmitResult:
+    assignment: Assignment
+    created: bool  # False when this was a repeated submission (nothing changed)
+
+
+def unit_submit(*, assignment_id: int, annotator: Annotator, answers: dict[str, Answer],
+                duration_ms: int | None = None, provider_ref: str = "") -> SubmitResult:
+    """Store the scores of one unit. A second submission of the same unit changes nothing; a
+    submission after the lease was reclaimed is taken only while the unit still has a free slot."""
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update().select_related("question__dataset")
+            .filter(pk=assignment_id, annotator=annotator).first()
+        )
+        if assignment is None:
+            raise UserError("no such unit for this annotator")
+        if assignment.status == AssignmentStatus.SUBMITTED:
+            return SubmitResult(assignment, created=False)
+        if assignment.status == AssignmentStatus.RELEASED:
+            raise UserError("this unit was taken back (the annotator was blocked)")
+        if assignment.status == AssignmentStatus.EXPIRED:
+            _retake_slot(assignment)
+        dataset = assignment.question.dataset
+        scores, check_value = _validate(assignment, answers, labels=dataset.error_labels or DEFAULT_ERROR_LABELS)
+        per_item_ms = duration_ms // max(1, len(assignment.items)) if duration_ms else None
+        Score.objects.bulk_create([
+            Score(candidate_id=candidate_id, annotator=annotator, value=answer.value, labels=answer.labels,
+                  assignment=assignment, assignment_ref=provider_ref or assignment.provider_ref,
+                  duration_ms=per_item_ms)
+            for candidate_id, answer in scores
+        ])
+        assignment.status = AssignmentStatus.SUBMITTED
+        assignment.submitted_at = timezone.now()
+        assignment.duration_ms = duration_ms
+        assignment.check_value = check_value
+        assignment.check_passed = None if check_value is None else check_value <= ATTENTION_CHECK_MAX
+        if provider_ref:
+            assignment.provider_ref = provider_ref
+        assignment.save(update_fields=["status", "submitted_at", "duration_ms", "check_value", "check_passed",
+                                       "provider_ref"])
+        work_refresh(question_id=assignment.question_id)
+    return SubmitResult(assignment, created=True)
+
+
+def _retake_slot(assignment: Assignment) -> None:
+    """A late submission: accept it if the unit can still use another annotator, so no work is lost."""
+    taken = QuestionWork.objects.filter(pk=assignment.question_id, slots_taken__lt=F("slots_needed")).update(
+        slots_taken=F("slots_taken") + 1
+    )
+    if not taken:
+        raise UserError("the time for this unit ran out and other annotators have completed it")
+    assignment.status = AssignmentStatus.LEASED
+
+
+def _validate(assignment: Assignment, answers: dict[str, Answer], *, labels: list[str]):
+    expected = {item["key"]: item for item in assignment.items}
+    unknown = set(answers) - set(expected)
+    if unknown:
+        raise UserError(f"answers for responses that are not in this unit: {', '.join(sorted(unknown))}")
+    missing = [key for key in expected if key not in answers]
+    if missing:
+        raise UserError(f"{len(missing)} response(s) have no score yet")
+    scores, check_value = [], None
+    for key, item in expected.items():
+        answer = answers[key]
+        if isinstance(answer.value, bool) or not isinstance(answer.value, int) or not 0 <= answer.value <= 5:
+            raise UserError(f"score {answer.value!r} is not an integer from 0 to 5")
+        bad = [label for label in answer.labels if label not in labels]
+        if bad:
+            raise UserError(f"unknown label(s): {', '.join(bad)}")
+        if answer.labels and answer.value > 2:
+            raise UserError("reasons can only be given for scores of 2 or less")
+        if item.get("check"):
+            check_value = answer.value
+        else:
+            scores.append((item["candidate_id"], answer))
+    return scores, check_value
