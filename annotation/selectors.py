@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
 from annotation.models import Candidate, Dataset, FilterRules, Job, JobStatus, Score, job_cache_key
@@ -188,3 +188,54 @@ def job_live_progress(*, job: Job) -> dict:
 
 def jobs_recent(*, limit: int = 50) -> QuerySet:
     return Job.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]
+
+
+def annotator_progress(*, annotator) -> dict:
+    """Units done today and in total, and units still open to this annotator."""
+    from django.utils import timezone
+
+    from annotation.models import Assignment, AssignmentStatus, DatasetMembership, QuestionWork
+
+    start_of_day = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    done = Assignment.objects.filter(annotator=annotator, status=AssignmentStatus.SUBMITTED).aggregate(
+        total=Count("id"), today=Count("id", filter=Q(submitted_at__gte=start_of_day))
+    )
+    open_units = (
+        QuestionWork.objects.filter(
+            dataset_id__in=DatasetMembership.objects.filter(annotator=annotator).values("dataset_id"),
+            is_open=True,
+            slots_taken__lt=F("slots_needed"),
+        )
+        .exclude(question_id__in=Assignment.objects.filter(annotator=annotator).values("question_id"))
+        .count()
+    )
+    return {"today": done["today"], "total": done["total"], "open": open_units}
+
+
+def unit_display(*, assignment) -> dict:
+    """What the annotator page shows: the context turns and the responses under their opaque keys,
+    in the assignment's shuffled order (nothing marks the ground truth)."""
+    from annotation.models import Turn
+
+    turns = list(
+        Turn.objects.filter(context_id=assignment.question.context_id)
+        .order_by("position")
+        .values_list("speaker", "text")
+    )
+    texts = dict(
+        Candidate.objects.filter(
+            id__in=[i["candidate_id"] for i in assignment.items if "candidate_id" in i]
+        ).values_list("id", "text")
+    )
+    responses = [
+        {"key": item["key"], "text": item["text"] if item.get("check") else texts[item["candidate_id"]]}
+        for item in assignment.items
+    ]
+    speakers = [speaker or "AB"[i % 2] for i, (speaker, _) in enumerate(turns)]
+    return {
+        "turns": [
+            {"speaker": s, "side": "left" if s == speakers[0] else "right", "text": t}
+            for s, (_, t) in zip(speakers, turns, strict=True)
+        ],
+        "responses": responses,
+    }

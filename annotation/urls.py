@@ -4,6 +4,9 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("annotate/", views.annotate_next, name="annotate-next"),
+    path("annotate/pause/", views.annotate_pause, name="annotate-pause"),
+    path("annotate/u/<int:assignment_id>/", views.annotate_unit, name="annotate-unit"),
     path("healthz", views.healthz, name="healthz"),
     path("jobs/", views.job_list, name="job-list"),
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),

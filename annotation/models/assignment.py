@@ -34,8 +34,9 @@ class QuestionWork(models.Model):
     assignments and scores.
     """
 
-    question = models.OneToOneField("annotation.Question", on_delete=models.CASCADE, primary_key=True,
-                                    related_name="work")
+    question = models.OneToOneField(
+        "annotation.Question", on_delete=models.CASCADE, primary_key=True, related_name="work"
+    )
     dataset = models.ForeignKey("annotation.Dataset", on_delete=models.CASCADE, related_name="work")
     slots_needed = models.PositiveSmallIntegerField()
     slots_taken = models.PositiveSmallIntegerField(default=0)

@@ -36,7 +36,10 @@ def annotator_unblock(*, annotator: Annotator, include_scores: bool = True) -> N
 
 
 def _refresh_scored(annotator: Annotator) -> None:
-    question_ids = QuestionWork.objects.filter(
-        question__candidates__scores__annotator=annotator).values_list("question_id", flat=True).distinct()
+    question_ids = (
+        QuestionWork.objects.filter(question__candidates__scores__annotator=annotator)
+        .values_list("question_id", flat=True)
+        .distinct()
+    )
     for question_id in question_ids:
         work_refresh(question_id=question_id)

@@ -35,8 +35,10 @@ def annotation_open(*, dataset: Dataset) -> int:
     with transaction.atomic():
         missing = Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True)
         QuestionWork.objects.bulk_create(
-            [QuestionWork(question_id=pk, dataset=dataset, slots_needed=dataset.annotators_per_item)
-             for pk in missing.values_list("pk", flat=True)],
+            [
+                QuestionWork(question_id=pk, dataset=dataset, slots_needed=dataset.annotators_per_item)
+                for pk in missing.values_list("pk", flat=True)
+            ],
             ignore_conflicts=True,
         )
         QuestionWork.objects.filter(dataset=dataset).update(slots_needed=dataset.annotators_per_item)
@@ -48,8 +50,9 @@ def annotation_open(*, dataset: Dataset) -> int:
 def work_refresh(*, question_id: int) -> bool:
     """Recompute whether the question still has undecided responses; returns is_open."""
     work = QuestionWork.objects.select_related("dataset").get(pk=question_id)
-    is_open = bool(question_open_candidates(question_id=question_id, dataset=work.dataset,
-                                            rules=filter_rules_current()))
+    is_open = bool(
+        question_open_candidates(question_id=question_id, dataset=work.dataset, rules=filter_rules_current())
+    )
     if is_open != work.is_open:
         QuestionWork.objects.filter(pk=question_id).update(is_open=is_open)
     return is_open
@@ -102,13 +105,16 @@ def unit_next(*, annotator: Annotator, dataset: Dataset | None = None) -> Assign
             work = _pick(annotator=annotator, dataset=dataset)
             if work is None:
                 return None
-            candidates = question_open_candidates(question_id=work.question_id, dataset=work.dataset,
-                                                  rules=filter_rules_current())
+            candidates = question_open_candidates(
+                question_id=work.question_id, dataset=work.dataset, rules=filter_rules_current()
+            )
             if not candidates:
                 QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
                 continue
             assignment = Assignment.objects.create(
-                question_id=work.question_id, annotator=annotator, items=_items(work, annotator, candidates),
+                question_id=work.question_id,
+                annotator=annotator,
+                items=_items(work, annotator, candidates),
                 leased_until=timezone.now() + timedelta(minutes=work.dataset.lease_minutes),
             )
             QuestionWork.objects.filter(pk=work.pk).update(slots_taken=F("slots_taken") + 1)
@@ -123,8 +129,11 @@ def _pick(*, annotator: Annotator, dataset: Dataset | None) -> QuestionWork | No
     allowed = []
     for membership in memberships:
         if membership.max_units is not None:
-            used = Assignment.objects.filter(annotator=annotator, question__dataset_id=membership.dataset_id).exclude(
-                status__in=[AssignmentStatus.EXPIRED, AssignmentStatus.RELEASED]).count()
+            used = (
+                Assignment.objects.filter(annotator=annotator, question__dataset_id=membership.dataset_id)
+                .exclude(status__in=[AssignmentStatus.EXPIRED, AssignmentStatus.RELEASED])
+                .count()
+            )
             if used >= membership.max_units:
                 continue
         allowed.append(membership.dataset_id)

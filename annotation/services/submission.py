@@ -26,14 +26,22 @@ class SubmitResult:
     created: bool  # False when this was a repeated submission (nothing changed)
 
 
-def unit_submit(*, assignment_id: int, annotator: Annotator, answers: dict[str, Answer],
-                duration_ms: int | None = None, provider_ref: str = "") -> SubmitResult:
+def unit_submit(
+    *,
+    assignment_id: int,
+    annotator: Annotator,
+    answers: dict[str, Answer],
+    duration_ms: int | None = None,
+    provider_ref: str = "",
+) -> SubmitResult:
     """Store the scores of one unit. A second submission of the same unit changes nothing; a
     submission after the lease was reclaimed is taken only while the unit still has a free slot."""
     with transaction.atomic():
         assignment = (
-            Assignment.objects.select_for_update().select_related("question__dataset")
-            .filter(pk=assignment_id, annotator=annotator).first()
+            Assignment.objects.select_for_update()
+            .select_related("question__dataset")
+            .filter(pk=assignment_id, annotator=annotator)
+            .first()
         )
         if assignment is None:
             raise UserError("no such unit for this annotator")
@@ -46,12 +54,20 @@ def unit_submit(*, assignment_id: int, annotator: Annotator, answers: dict[str, 
         dataset = assignment.question.dataset
         scores, check_value = _validate(assignment, answers, labels=dataset.error_labels or DEFAULT_ERROR_LABELS)
         per_item_ms = duration_ms // max(1, len(assignment.items)) if duration_ms else None
-        Score.objects.bulk_create([
-            Score(candidate_id=candidate_id, annotator=annotator, value=answer.value, labels=answer.labels,
-                  assignment=assignment, assignment_ref=provider_ref or assignment.provider_ref,
-                  duration_ms=per_item_ms)
-            for candidate_id, answer in scores
-        ])
+        Score.objects.bulk_create(
+            [
+                Score(
+                    candidate_id=candidate_id,
+                    annotator=annotator,
+                    value=answer.value,
+                    labels=answer.labels,
+                    assignment=assignment,
+                    assignment_ref=provider_ref or assignment.provider_ref,
+                    duration_ms=per_item_ms,
+                )
+                for candidate_id, answer in scores
+            ]
+        )
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submitted_at = timezone.now()
         assignment.duration_ms = duration_ms
@@ -59,8 +75,9 @@ def unit_submit(*, assignment_id: int, annotator: Annotator, answers: dict[str, 
         assignment.check_passed = None if check_value is None else check_value <= ATTENTION_CHECK_MAX
         if provider_ref:
             assignment.provider_ref = provider_ref
-        assignment.save(update_fields=["status", "submitted_at", "duration_ms", "check_value", "check_passed",
-                                       "provider_ref"])
+        assignment.save(
+            update_fields=["status", "submitted_at", "duration_ms", "check_value", "check_passed", "provider_ref"]
+        )
         work_refresh(question_id=assignment.question_id)
     return SubmitResult(assignment, created=True)
 

@@ -9,8 +9,14 @@ from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.submission import Answer, unit_submit
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
 
-RULES = SimpleNamespace(acceptable_min_score=3, acceptable_min_count=3, ungrammatical_max_score=0,
-                        ungrammatical_min_count=3, ground_truth_low_max_score=3, ground_truth_low_min_count=3)
+RULES = SimpleNamespace(
+    acceptable_min_score=3,
+    acceptable_min_count=3,
+    ungrammatical_max_score=0,
+    ungrammatical_min_count=3,
+    ground_truth_low_max_score=3,
+    ground_truth_low_min_count=3,
+)
 
 
 @pytest.fixture
@@ -32,8 +38,11 @@ def score_as(question, scorer) -> list[str]:
         return []
     texts = {c.pk: c.text for c in question.candidates.all()}
     shown = [texts[item["candidate_id"]] for item in assignment.items]
-    unit_submit(assignment_id=assignment.pk, annotator=annotator,
-                answers={item["key"]: Answer(scorer(texts[item["candidate_id"]])) for item in assignment.items})
+    unit_submit(
+        assignment_id=assignment.pk,
+        annotator=annotator,
+        answers={item["key"]: Answer(scorer(texts[item["candidate_id"]])) for item in assignment.items},
+    )
     return shown
 
 
@@ -52,9 +61,13 @@ def test_decided_responses_leave_later_units(question):
 
 
 def test_only_undecided_responses_are_shown(question):
-    mixed = iter([{"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 3},
-                  {"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 1},
-                  {"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 1}])
+    mixed = iter(
+        [
+            {"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 3},
+            {"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 1},
+            {"Sure": 5, "an acceptable reply": 3, "an unrelated reply": 1},
+        ]
+    )
 
     def scorer_for(values):
         return lambda text: next(v for k, v in values.items() if text.startswith(k))
@@ -87,8 +100,10 @@ def test_adaptive_stopping_on_the_released_scores_saves_scores_and_keeps_every_d
     # when each annotator scores only what is still undecided
     result = simulate(questions, RULES, planned=5)
     # then a quarter of the scores is saved and every decision is the one made with all five scores
-    print(f"\nadaptive stopping: {result.scores_adaptive} of {result.scores_full} scores "
-          f"({result.saved:.1%} saved); {result.questions_closed_early} questions closed early")
+    print(
+        f"\nadaptive stopping: {result.scores_adaptive} of {result.scores_full} scores "
+        f"({result.saved:.1%} saved); {result.questions_closed_early} questions closed early"
+    )
     assert result.scores_full == 20380
     assert result.decisions_equal == result.decisions_compared == 4076
     assert result.saved > 0.2

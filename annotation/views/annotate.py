@@ -1,0 +1,133 @@
+"""The annotator page: one unit at a time, keyboard first, nothing that gives the ground truth away."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+
+from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus
+from annotation.selectors import annotator_progress, unit_display
+from annotation.services.assignment import unit_current, unit_next
+from annotation.services.errors import UserError
+from annotation.services.submission import Answer, unit_submit
+
+GUIDELINES = [
+    (5, "Clearly appropriate", "a natural, fitting reply to this context"),
+    (4, "Appropriate", "fits, with small flaws"),
+    (3, "Acceptable", "could be said here, but is not a good reply"),
+    (2, "Hardly appropriate", "a stretch for this context"),
+    (1, "Not appropriate at all", "cannot be regarded as a reply to this context"),
+    (0, "Ungrammatical", "not a sentence"),
+]
+
+
+def _annotator(request: HttpRequest) -> Annotator | None:
+    return Annotator.objects.filter(user=request.user).first()
+
+
+def _not_an_annotator(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "annotate/message.html",
+        {
+            "title": "No annotation work for this account",
+            "message": "Your account is not set up as an annotator. Ask your researcher for an invitation.",
+        },
+        status=403,
+    )
+
+
+@login_required
+def annotate_next(request: HttpRequest) -> HttpResponse:
+    annotator = _annotator(request)
+    if annotator is None:
+        return _not_an_annotator(request)
+    try:
+        assignment = unit_next(annotator=annotator)
+    except UserError as exc:
+        return render(request, "annotate/message.html", {"title": "Annotation paused", "message": str(exc)}, status=403)
+    if assignment is None:
+        return render(request, "annotate/done.html", {"progress": annotator_progress(annotator=annotator)})
+    return redirect("annotate-unit", assignment_id=assignment.pk)
+
+
+@login_required
+def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    annotator = _annotator(request)
+    if annotator is None:
+        return _not_an_annotator(request)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("question__dataset"), pk=assignment_id, annotator=annotator
+    )
+    error, given = "", {}
+    if request.method == "POST":
+        answers, given = _answers(request, assignment)
+        try:
+            unit_submit(
+                assignment_id=assignment.pk,
+                annotator=annotator,
+                answers=answers,
+                duration_ms=_int(request.POST.get("duration_ms")),
+            )
+        except UserError as exc:
+            error = str(exc)
+        else:
+            return redirect("annotate-next")
+    elif assignment.status == AssignmentStatus.SUBMITTED:
+        return redirect("annotate-next")
+    if assignment.status != AssignmentStatus.LEASED and not error:
+        return render(
+            request,
+            "annotate/message.html",
+            {
+                "title": "This unit is no longer yours",
+                "message": "Its time ran out and it went to someone else. Your next unit is waiting.",
+                "next": True,
+            },
+        )
+    dataset = assignment.question.dataset
+    unit = unit_display(assignment=assignment)
+    for response in unit["responses"]:  # keep what was entered when the form comes back with an error
+        response.update(given.get(response["key"], {"value": "", "labels": []}))
+    context = {
+        "assignment": assignment,
+        "unit": unit,
+        "error": error,
+        "guidelines": GUIDELINES,
+        "labels": dataset.error_labels or DEFAULT_ERROR_LABELS,
+        "progress": annotator_progress(annotator=annotator),
+        "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
+    }
+    return render(request, "annotate/unit.html", context, status=400 if error else 200)
+
+
+@login_required
+def annotate_pause(request: HttpRequest) -> HttpResponse:
+    annotator = _annotator(request)
+    if annotator is None:
+        return _not_an_annotator(request)
+    return render(
+        request,
+        "annotate/paused.html",
+        {"current": unit_current(annotator=annotator), "progress": annotator_progress(annotator=annotator)},
+    )
+
+
+def _answers(request: HttpRequest, assignment: Assignment) -> tuple[dict[str, Answer], dict[str, dict]]:
+    answers, given = {}, {}
+    for item in assignment.items:
+        key = item["key"]
+        raw = request.POST.get(f"score-{key}", "")
+        labels = request.POST.getlist(f"labels-{key}")
+        given[key] = {"value": raw, "labels": labels}
+        if raw != "":
+            value = _int(raw)
+            answers[key] = Answer(value if value is not None else -1, labels)
+    return answers, given
+
+
+def _int(raw) -> int | None:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None

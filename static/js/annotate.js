@@ -1,0 +1,71 @@
+// Keyboard-first scoring. The page works without this script (plain radio buttons and a submit
+// button); the script adds keys, focus, the countdown and the time taken.
+(function () {
+  const form = document.getElementById("unit-form");
+  if (!form) return;
+  const started = Date.now();
+  const responses = Array.from(form.querySelectorAll(".response"));
+  const left = document.getElementById("left");
+  const submit = document.getElementById("submit");
+
+  const valueOf = (fieldset) => {
+    const checked = fieldset.querySelector('input[type="radio"]:checked');
+    return checked ? Number(checked.value) : null;
+  };
+  const unscored = () => responses.filter((r) => valueOf(r) === null);
+
+  function refresh() {
+    for (const r of responses) {
+      const v = valueOf(r);
+      r.classList.toggle("scored", v !== null);
+      r.classList.toggle("low", v !== null && v <= 2);
+      if (v === null || v > 2) r.querySelectorAll(".reasons input").forEach((c) => { c.checked = false; });
+    }
+    const n = unscored().length;
+    left.textContent = n ? `${n} response${n > 1 ? "s" : ""} left` : "All scored";
+    submit.disabled = n > 0;
+  }
+
+  function focusNext(from, step) {
+    const i = responses.indexOf(from);
+    const next = responses[Math.min(responses.length - 1, Math.max(0, i + step))];
+    if (next) next.focus();
+  }
+
+  form.addEventListener("change", refresh);
+  form.addEventListener("keydown", (event) => {
+    const current = event.target.closest(".response");
+    if (event.target.matches('input[type="checkbox"]') && event.key !== "Enter") return;
+    if (/^[0-5]$/.test(event.key) && current) {
+      const radio = current.querySelector(`input[type="radio"][value="${event.key}"]`);
+      radio.checked = true;
+      refresh();
+      const next = unscored()[0];
+      if (Number(event.key) > 2 && next) next.focus();
+      event.preventDefault();
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && current) {
+      focusNext(current, event.key === "ArrowDown" ? 1 : -1);
+      event.preventDefault();
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      if (unscored().length === 0) form.requestSubmit();
+      else { unscored()[0].focus(); left.classList.add("warn"); }
+    }
+  });
+  form.addEventListener("submit", () => {
+    document.getElementById("duration-ms").value = String(Date.now() - started);
+    submit.disabled = true; // a double click sends once; the server ignores repeats anyway
+  });
+
+  const lease = document.getElementById("lease");
+  let seconds = Number(lease.dataset.secondsLeft);
+  function tick() {
+    const m = Math.floor(seconds / 60), s = seconds % 60;
+    lease.textContent = seconds > 0 ? `${m}:${String(s).padStart(2, "0")}` : "time is up";
+    lease.classList.toggle("warn", seconds < 120);
+    if (seconds > 0) { seconds -= 1; setTimeout(tick, 1000); }
+  }
+  tick();
+  refresh();
+  if (responses[0]) responses[0].focus();
+})();
