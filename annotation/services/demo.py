@@ -7,8 +7,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Annotator, AnnotatorProvider, Dataset, TestSet
+from annotation.models import Annotator, AnnotatorProvider, Candidate, Dataset, DatasetMembership, TestSet
 
+from .assignment import annotation_open
 from .dialogue_import import dialogues_import
 from .testset_build import testset_build
 from .testset_import import testset_import
@@ -20,9 +21,11 @@ DEMO_ANNOTATED = "demo-annotated"
 DEMO_RELEASE = "demo-annotated-v1"
 
 
-def demo_load() -> list[str]:
-    """Load the demo dataset, repository, annotated test set and one release; a no-op when present."""
+def demo_load(*, with_pools: bool = True) -> list[str]:
+    """Load the demo dataset, repository, annotated test set and one release, build candidate pools
+    for the demo dialogues and open them for annotation; whatever is present already is skipped."""
     from retrieval.models import Repository
+    from retrieval.services.pools import pools_build
     from retrieval.services.repository_import import repository_import
 
     done = []
@@ -48,6 +51,17 @@ def demo_load() -> list[str]:
             done.append(
                 f"release {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)"
             )
+    if (
+        with_pools
+        and not Candidate.objects.filter(question__dataset__name=DEMO_DATASET, is_ground_truth=False).exists()
+    ):
+        # Builds the demo's search indexes too (the first run exports the embedding model).
+        report = pools_build(
+            dataset_name=DEMO_DATASET, repository_name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET]
+        )
+        done.append(f"candidate pools for {DEMO_DATASET}: {report['candidates_added']} candidates")
+        units = annotation_open(dataset=Dataset.objects.get(name=DEMO_DATASET))
+        done.append(f"{DEMO_DATASET} open for annotation: {units} units")
     return done
 
 
@@ -68,10 +82,12 @@ def demo_accounts_ensure() -> dict[str, str]:
             else:
                 user.set_password(password)
                 user.save(update_fields=["password"])
-        Annotator.objects.get_or_create(
+        annotator, _ = Annotator.objects.get_or_create(
             user=user,
             defaults={"provider": AnnotatorProvider.INTERNAL, "external_id": username, "display_name": username},
         )
+        for dataset in Dataset.objects.filter(name=DEMO_DATASET):
+            DatasetMembership.objects.get_or_create(annotator=annotator, dataset=dataset)
         credentials[username] = password
     store.parent.mkdir(parents=True, exist_ok=True)
     store.write_text("".join(f"{u}:{p}\n" for u, p in credentials.items()))

@@ -40,8 +40,9 @@
       const radio = current.querySelector(`input[type="radio"][value="${event.key}"]`);
       radio.checked = true;
       refresh();
+      // Move on at once (reasons for a low score are optional and can be ticked afterwards).
       const next = unscored()[0];
-      if (Number(event.key) > 2 && next) next.focus();
+      if (next) next.focus();
       event.preventDefault();
     } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && current) {
       focusNext(current, event.key === "ArrowDown" ? 1 : -1);
@@ -67,5 +68,8 @@
   }
   tick();
   refresh();
+  // On a phone the guidelines start folded so that the dialogue and the responses come first.
+  const guidelines = document.querySelector(".guidelines");
+  if (guidelines && window.matchMedia("(max-width: 800px)").matches) guidelines.open = false;
   if (responses[0]) responses[0].focus();
 })();

@@ -1,16 +1,20 @@
 from io import StringIO
 
+import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Annotator, Dataset, TestSet
+from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, TestSet
 from annotation.services.demo import DEMO_RELEASE, demo_load
 from retrieval.models import Repository
 
 
-def test_demo_loads_datasets_repository_and_a_release(db):
+@pytest.mark.slow
+def test_demo_loads_datasets_repository_a_release_and_pools_open_for_annotation(db):
     done = demo_load()
-    assert len(done) == 4
+    assert len(done) == 6
+    assert QuestionWork.objects.filter(dataset__name="demo-dialogues", is_open=True).count() == 40
+    assert Candidate.objects.filter(question__dataset__name="demo-dialogues", is_ground_truth=False).count() == 400
     assert Dataset.objects.get(name="demo-dialogues").questions.count() == 40
     assert Repository.objects.get(name="demo-subtitles").utterances.count() > 350
     manifest = TestSet.objects.get(name=DEMO_RELEASE).manifest
@@ -22,15 +26,15 @@ def test_demo_loads_datasets_repository_and_a_release(db):
 
 
 def test_loading_the_demo_twice_changes_nothing(db):
-    demo_load()
-    assert demo_load() == []
+    demo_load(with_pools=False)
+    assert demo_load(with_pools=False) == []
     assert Dataset.objects.count() == 2
 
 
 def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_path):
     settings.WELLCHOSEN_DATA_DIR = tmp_path
     out = StringIO()
-    call_command("load_demo", stdout=out)
+    call_command("load_demo", no_pools=True, stdout=out)
     lines = {
         line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line
     }
@@ -38,7 +42,8 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
     annotator = authenticate(username="annotator", password=lines["annotator"])
     assert researcher.is_staff and not annotator.is_staff
     assert Annotator.objects.filter(user=annotator, provider="internal").exists()
+    assert DatasetMembership.objects.filter(annotator__user=annotator, dataset__name="demo-dialogues").exists()
     # and a second run prints the same, still valid passwords
     again = StringIO()
-    call_command("load_demo", stdout=again)
+    call_command("load_demo", no_pools=True, stdout=again)
     assert out.getvalue().splitlines()[-2:] == again.getvalue().splitlines()[-2:]

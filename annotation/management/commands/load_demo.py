@@ -8,9 +8,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-accounts", action="store_true")
+        parser.add_argument("--no-pools", action="store_true", help="skip retrieval (no embedding model needed)")
 
     def handle(self, *args, **options):
-        for line in demo_load():
+        for line in demo_load(with_pools=not options["no_pools"]):
             self.stdout.write(f"loaded {line}")
         if options["no_accounts"]:
             return
