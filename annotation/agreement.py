@@ -58,3 +58,37 @@ def agreement_summary(table: np.ndarray) -> dict:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def krippendorff_alpha(table: np.ndarray, *, level: str = "ordinal") -> float | None:
+    """Krippendorff's alpha from per-item value counts (items x 6); items may have any number of
+    raters, so adaptively stopped (missing) scores are fine. Items with one rater carry no pairs."""
+    import krippendorff
+
+    usable = table[table.sum(axis=1) >= 2]
+    if usable.shape[0] < 2 or len(np.unique(np.nonzero(usable)[1])) < 2:
+        return None
+    return float(
+        krippendorff.alpha(value_counts=usable, value_domain=list(range(N_CATEGORIES)), level_of_measurement=level)
+    )
+
+
+def krippendorff_bootstrap(table: np.ndarray, *, replicates: int = 200, seed: int = 0, level: str = "ordinal") -> dict:
+    """Alpha with a 95 % percentile interval from resampling items (with replacement)."""
+    usable = table[table.sum(axis=1) >= 2]
+    alpha = krippendorff_alpha(usable, level=level)
+    if alpha is None:
+        return {"alpha": None, "ci95": None, "items": int(usable.shape[0])}
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(replicates):
+        value = krippendorff_alpha(usable[rng.integers(0, usable.shape[0], usable.shape[0])], level=level)
+        if value is not None:
+            draws.append(value)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return {
+        "alpha": round(alpha, 6),
+        "ci95": [round(float(low), 6), round(float(high), 6)],
+        "items": int(usable.shape[0]),
+        "replicates": len(draws),
+    }

@@ -25,3 +25,8 @@ def import_scores_job(job_id: int) -> None:
 @shared_task(acks_late=True)
 def build_testset_job(job_id: int) -> None:
     job_execute(job_id=job_id, handler=HANDLERS[JobKind.BUILD_TESTSET])
+
+
+@shared_task(acks_late=True)
+def quality_refresh_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.QUALITY_REFRESH])

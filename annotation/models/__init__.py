@@ -1,4 +1,11 @@
-from .assignment import DEFAULT_ERROR_LABELS, Assignment, AssignmentStatus, DatasetMembership, QuestionWork
+from .assignment import (
+    DEFAULT_ERROR_LABELS,
+    Assignment,
+    AssignmentStatus,
+    DatasetMembership,
+    QualitySnapshot,
+    QuestionWork,
+)
 from .corpus import Candidate, CandidateSource, Context, Dataset, Question, Turn
 from .jobs import Job, JobKind, JobStatus, job_cache_key
 from .release import TestSet, TestSetCandidate, TestSetQuestion
@@ -9,6 +16,7 @@ __all__ = [
     "Assignment",
     "AssignmentStatus",
     "DatasetMembership",
+    "QualitySnapshot",
     "QuestionWork",
     "Annotator",
     "AnnotatorProvider",

@@ -85,3 +85,12 @@ class Assignment(models.Model):
             models.Index(fields=["annotator", "status"], name="assignment_annotator"),
             models.Index(fields=["submitted_at"], name="assignment_submitted"),
         ]
+
+
+class QualitySnapshot(models.Model):
+    """The expensive numbers of a dataset's dashboard (agreement with bootstrap intervals, the filter
+    preview, per-annotator quality), computed by a background job so the page stays fast."""
+
+    dataset = models.OneToOneField("annotation.Dataset", on_delete=models.CASCADE, related_name="snapshot")
+    data = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()

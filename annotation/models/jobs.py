@@ -18,6 +18,7 @@ class JobKind(models.TextChoices):
     BUILD_TESTSET = "build_testset", "build test set"
     BUILD_INDEXES = "build_indexes", "build search indexes"
     BUILD_POOLS = "build_pools", "build candidate pools"
+    QUALITY_REFRESH = "quality_refresh", "refresh quality and agreement"
 
 
 class JobStatus(models.TextChoices):

@@ -53,9 +53,23 @@ def build_testset(job: Job, progress: JobProgress) -> dict:
     return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
 
 
+def quality_refresh_handler(job: Job, progress: JobProgress) -> dict:
+    from annotation.models import Dataset
+
+    from .quality import quality_refresh
+
+    snapshot = quality_refresh(dataset=Dataset.objects.get(pk=job.params["dataset_id"]))
+    return {
+        "dataset": snapshot.dataset.name,
+        "annotators": len(snapshot.data["annotators"]),
+        "alpha": snapshot.data["alpha"]["alpha"],
+    }
+
+
 HANDLERS = {
     JobKind.IMPORT_DIALOGUES: import_dialogues,
     JobKind.IMPORT_TESTSET: import_testset,
     JobKind.IMPORT_SCORES: import_scores,
     JobKind.BUILD_TESTSET: build_testset,
+    JobKind.QUALITY_REFRESH: quality_refresh_handler,
 }

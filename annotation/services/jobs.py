@@ -31,6 +31,7 @@ JOB_TASKS: dict[str, tuple[str, str]] = {
     JobKind.IMPORT_TESTSET: ("annotation.tasks.import_testset_job", "default"),
     JobKind.IMPORT_SCORES: ("annotation.tasks.import_scores_job", "default"),
     JobKind.BUILD_TESTSET: ("annotation.tasks.build_testset_job", "default"),
+    JobKind.QUALITY_REFRESH: ("annotation.tasks.quality_refresh_job", "default"),
     # Encoding a repository wants a GPU: these go to settings.WELLCHOSEN_GPU_QUEUE.
     JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
     JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),

@@ -10,6 +10,7 @@ from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, Assig
 
 from .assignment import work_refresh
 from .errors import UserError
+from .quality import quality_refresh_soon
 
 ATTENTION_CHECK_MAX = 1  # an unrelated response should be scored "not appropriate at all" (<= 1)
 
@@ -79,6 +80,8 @@ def unit_submit(
             update_fields=["status", "submitted_at", "duration_ms", "check_value", "check_passed", "provider_ref"]
         )
         work_refresh(question_id=assignment.question_id)
+        dataset_id = dataset.pk
+        transaction.on_commit(lambda: quality_refresh_soon(dataset_id=dataset_id))
     return SubmitResult(assignment, created=True)
 
 

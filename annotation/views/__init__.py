@@ -1,10 +1,26 @@
 from .annotate import annotate_next, annotate_pause, annotate_unit
+from .dashboard import (
+    dashboard_block,
+    dashboard_dataset,
+    dashboard_index,
+    dashboard_invite,
+    dashboard_open,
+    dashboard_refresh,
+    invite_accept_view,
+)
 from .jobs import healthz, home, job_cancel_view, job_detail, job_list, job_status_json
 
 __all__ = [
     "annotate_next",
     "annotate_pause",
     "annotate_unit",
+    "dashboard_block",
+    "dashboard_dataset",
+    "dashboard_index",
+    "dashboard_invite",
+    "dashboard_open",
+    "dashboard_refresh",
+    "invite_accept_view",
     "healthz",
     "home",
     "job_cancel_view",

@@ -33,6 +33,15 @@ WELLCHOSEN_EMBEDDING_DTYPE = env_str("WELLCHOSEN_EMBEDDING_DTYPE", "float16")  #
 WELLCHOSEN_ENCODER_THREADS = env_int("WELLCHOSEN_ENCODER_THREADS", 0)  # 0: all cores
 WELLCHOSEN_MODEL_CACHE_DIR = env_str("WELLCHOSEN_MODEL_CACHE_DIR", "")  # exported ONNX models; default DATA_DIR/models
 WELLCHOSEN_FAISS_EXACT_MAX = env_int("WELLCHOSEN_FAISS_EXACT_MAX", 2_000_000)  # exact search up to, HNSW above
+# Quality control: an annotator is flagged when a measure crosses its threshold.
+WELLCHOSEN_QC_THRESHOLDS = {
+    "check_pass_rate_min": 0.8,  # attention checks (an unrelated response) scored <= 1
+    "ground_truth_ok_min": 0.7,  # ground truths scored >= 3
+    "loo_agreement_min": 0.5,  # scores within 1 of the other annotators' median
+    "seconds_per_response_min": 1.5,
+    "identical_units_max": 0.5,  # units where every response got the same score
+    "min_units": 3,  # no flags before this many units
+}
 # Celery queue for jobs that want a GPU (encoding a repository). `make run`'s worker consumes it;
 # with docker compose set it to "gpu" when the gpu-worker profile runs.
 WELLCHOSEN_GPU_QUEUE = env_str("WELLCHOSEN_GPU_QUEUE", "gpu")

@@ -1,0 +1,116 @@
+"""The dashboard's snapshot: agreement (Fleiss' kappa, Krippendorff's alpha with a bootstrap
+interval), the filter preview, the score histogram and per-annotator quality."""
+
+import io
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Avg, Count, Q
+from django.utils import timezone
+
+from annotation.agreement import krippendorff_bootstrap
+from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, JobKind, QualitySnapshot, Score
+from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
+from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current, score_category_table
+
+from .annotators import annotator_label
+from .jobs import job_create
+
+REFRESH_EVERY_SECONDS = 60
+
+
+def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
+    scores = Score.objects.filter(candidate__question__dataset=dataset)
+    counted = scores.filter(annotator__scores_excluded=False)
+    histogram = [0] * 6
+    for value, n in counted.values_list("value").annotate(n=Count("id")).order_by():
+        histogram[value] = n
+    data = {
+        "agreement": dataset_agreement(dataset=dataset),
+        "alpha": krippendorff_bootstrap(score_category_table(scores=counted)),
+        "preview": filter_preview(dataset=dataset, rules=filter_rules_current()).as_dict(),
+        "histogram": histogram,
+        "histogram_svg": _histogram_svg(histogram),
+        "annotators": [q.as_dict() for q in annotators_quality(dataset=dataset)],
+    }
+    snapshot, _ = QualitySnapshot.objects.update_or_create(
+        dataset=dataset, defaults={"data": data, "computed_at": timezone.now()}
+    )
+    return snapshot
+
+
+def quality_refresh_soon(*, dataset_id: int) -> None:
+    """Queue a refresh at most once a minute per dataset (called after each submission)."""
+    if cache.add(f"wellchosen:quality:{dataset_id}", 1, timeout=REFRESH_EVERY_SECONDS):
+        job_create(kind=JobKind.QUALITY_REFRESH, params={"dataset_id": dataset_id})
+
+
+def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
+    thresholds = settings.WELLCHOSEN_QC_THRESHOLDS
+    scores = Score.objects.filter(candidate__question__dataset=dataset)
+    ids = list(scores.values_list("annotator_id", flat=True).distinct())
+    annotators = {a.pk: a for a in Annotator.objects.filter(pk__in=ids)}
+    result = {
+        pk: AnnotatorQuality(
+            annotator_id=pk, label=annotator_label(a), blocked=a.is_blocked, excluded=a.scores_excluded
+        )
+        for pk, a in annotators.items()
+    }
+    for row in scores.values("annotator_id").annotate(
+        n=Count("id"),
+        gts=Count("id", filter=Q(candidate__is_ground_truth=True)),
+        gts_ok=Count("id", filter=Q(candidate__is_ground_truth=True, value__gte=3)),
+        ms=Avg("duration_ms"),
+    ):
+        quality = result[row["annotator_id"]]
+        quality.scores, quality.ground_truths, quality.ground_truths_ok = row["n"], row["gts"], row["gts_ok"]
+        quality.seconds_per_response = round(row["ms"] / 1000, 2) if row["ms"] is not None else None
+    units = Assignment.objects.filter(question__dataset=dataset, status=AssignmentStatus.SUBMITTED)
+    for row in units.values("annotator_id").annotate(
+        n=Count("id"),
+        checks=Count("id", filter=Q(check_passed__isnull=False)),
+        passed=Count("id", filter=Q(check_passed=True)),
+    ):
+        if row["annotator_id"] in result:
+            quality = result[row["annotator_id"]]
+            quality.units, quality.checks, quality.checks_passed = row["n"], row["checks"], row["passed"]
+    # Units in which every response got the same score (one row per unit, not per score).
+    for row in (
+        scores.filter(assignment__isnull=False)
+        .values("assignment_id", "annotator_id")
+        .annotate(distinct=Count("value", distinct=True), n=Count("id"))
+    ):
+        if row["distinct"] == 1 and row["n"] >= 2 and row["annotator_id"] in result:
+            result[row["annotator_id"]].identical_units += 1
+    by_item: dict[int, list[tuple[int, int]]] = {}
+    for candidate_id, annotator_id, value in (
+        scores.filter(annotator__scores_excluded=False)
+        .values_list("candidate_id", "annotator_id", "value")
+        .iterator(chunk_size=20000)
+    ):
+        by_item.setdefault(candidate_id, []).append((annotator_id, value))
+    for annotator_id, (compared, agree) in leave_one_out_agreement(by_item).items():
+        result[annotator_id].loo_compared, result[annotator_id].loo_agree = compared, agree
+    for quality in result.values():
+        quality.flags = flag(quality, thresholds)
+    return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))
+
+
+def _histogram_svg(histogram: list[int]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(4.2, 2.2), dpi=100)
+    axes.bar(range(6), histogram, color=["#b42318", "#98a2b3", "#98a2b3", "#2f5bd3", "#2f5bd3", "#2f5bd3"])
+    axes.set_xticks(range(6))
+    axes.set_xlabel("score")
+    axes.set_ylabel("scores")
+    axes.spines[["top", "right"]].set_visible(False)
+    figure.tight_layout()
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg")
+    plt.close(figure)
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg") :]

@@ -1,0 +1,115 @@
+"""The researcher dashboard (staff only): progress, agreement, quality, annotators, invitations."""
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth import login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
+from annotation.selectors import dataset_progress, jobs_recent
+from annotation.services.annotators_admin import annotator_block, annotator_unblock
+from annotation.services.assignment import annotation_open
+from annotation.services.errors import UserError
+from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
+from annotation.services.jobs import job_create
+
+
+@staff_member_required
+def dashboard_index(request: HttpRequest) -> HttpResponse:
+    datasets = [(d, dataset_progress(dataset=d)) for d in Dataset.objects.order_by("name")]
+    return render(request, "dashboard/index.html", {"datasets": datasets})
+
+
+@staff_member_required
+def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, name=name)
+    snapshot = QualitySnapshot.objects.filter(dataset=dataset).first()
+    context = {
+        "dataset": dataset,
+        "progress": dataset_progress(dataset=dataset),
+        "snapshot": snapshot,
+        "members": DatasetMembership.objects.filter(dataset=dataset)
+        .select_related("annotator__user")
+        .order_by("annotator__external_id"),
+        "jobs": jobs_recent(limit=8),
+        "invite_url": request.session.pop("invite_url", ""),
+        "new_password": request.session.pop("new_password", ""),
+    }
+    return render(request, "dashboard/dataset.html", context)
+
+
+@staff_member_required
+@require_POST
+def dashboard_refresh(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, name=name)
+    job = job_create(kind="quality_refresh", params={"dataset_id": dataset.pk}, created_by=request.user)
+    messages.info(request, f"Refreshing agreement and quality (job #{job.pk}).")
+    return redirect("dashboard-dataset", name=name)
+
+
+@staff_member_required
+@require_POST
+def dashboard_open(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, name=name)
+    units = annotation_open(dataset=dataset)
+    messages.info(request, f"{units} units open for annotation.")
+    return redirect("dashboard-dataset", name=name)
+
+
+@staff_member_required
+@require_POST
+def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, name=name)
+    if request.POST.get("kind") == "link":
+        token = invite_link_token(dataset=dataset)
+        request.session["invite_url"] = request.build_absolute_uri(reverse("invite-accept", args=[token]))
+        return redirect("dashboard-dataset", name=name)
+    username = request.POST.get("username", "").strip()
+    if not username:
+        messages.error(request, "Give a user name.")
+        return redirect("dashboard-dataset", name=name)
+    cap = request.POST.get("max_units", "").strip()
+    _, password = annotator_invite_account(
+        dataset=dataset, username=username, max_units=int(cap) if cap.isdigit() else None
+    )
+    if password:
+        request.session["new_password"] = f"{username} / {password}"
+    messages.info(request, f"{username} can now annotate {dataset.name}.")
+    return redirect("dashboard-dataset", name=name)
+
+
+@staff_member_required
+@require_POST
+def dashboard_block(request: HttpRequest, name: str, annotator_id: int) -> HttpResponse:
+    annotator = get_object_or_404(Annotator, pk=annotator_id)
+    if request.POST.get("action") == "unblock":
+        annotator_unblock(annotator=annotator)
+        messages.info(request, f"{annotator} unblocked; their scores count again.")
+    else:
+        released = annotator_block(annotator=annotator, exclude_scores=request.POST.get("exclude") == "1")
+        messages.info(request, f"{annotator} blocked; {released} open unit(s) released.")
+    return redirect("dashboard-dataset", name=name)
+
+
+def invite_accept_view(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        dataset = invite_dataset(token=token)
+    except UserError as exc:
+        return render(request, "annotate/message.html", {"title": "Invitation", "message": str(exc)}, status=400)
+    error = ""
+    if request.method == "POST":
+        username, password = request.POST.get("username", "").strip(), request.POST.get("password", "")
+        if not username or len(password) < 8:
+            error = "Choose a user name and a password of at least 8 characters."
+        else:
+            try:
+                user = invite_accept(token=token, username=username, password=password)
+            except UserError as exc:
+                error = str(exc)
+            else:
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                return redirect("annotate-next")
+    return render(request, "dashboard/invite.html", {"dataset": dataset, "error": error}, status=400 if error else 200)

@@ -1,0 +1,105 @@
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Annotator, DatasetMembership, Job
+from annotation.services.assignment import annotation_open, unit_next
+from annotation.services.invitations import invite_link_token
+from annotation.services.quality import quality_refresh
+from annotation.services.submission import Answer, unit_submit
+from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
+
+
+@pytest.fixture
+def dataset(db):
+    dataset = DatasetFactory(name="dash", attention_check_rate=0)
+    for _ in range(4):
+        question = QuestionFactory(dataset=dataset)
+        for i in range(3):
+            CandidateFactory(question=question, text=f"reply {question.pk}-{i}")
+    annotation_open(dataset=dataset)
+    for _ in range(3):
+        annotator = AnnotatorFactory()
+        DatasetMembership.objects.create(annotator=annotator, dataset=dataset)
+        assignment = unit_next(annotator=annotator)
+        unit_submit(
+            assignment_id=assignment.pk,
+            annotator=annotator,
+            answers={item["key"]: Answer(2) for item in assignment.items},
+            duration_ms=9000,
+        )
+    return dataset
+
+
+def test_dashboard_shows_progress_agreement_and_annotators(admin_client, dataset):
+    quality_refresh(dataset=dataset)
+    html = admin_client.get(reverse("dashboard-dataset", args=["dash"])).content.decode()
+    assert re.search(r'id="scores">12<', html)  # 3 units x 4 responses
+    assert "Krippendorff" in html and "<svg" in html
+    assert html.count("imported:annotator-") >= 3
+
+
+def test_dashboard_query_count_does_not_grow_with_the_dataset(admin_client, dataset, django_assert_max_num_queries):
+    quality_refresh(dataset=dataset)
+    with django_assert_max_num_queries(20):
+        admin_client.get(reverse("dashboard-dataset", args=["dash"]))
+    for _ in range(30):
+        question = QuestionFactory(dataset=dataset)
+        CandidateFactory(question=question)
+    annotation_open(dataset=dataset)
+    with django_assert_max_num_queries(20):
+        admin_client.get(reverse("dashboard-dataset", args=["dash"]))
+
+
+def test_dashboard_is_for_staff_only(client, dataset):
+    client.force_login(UserFactory())
+    assert client.get(reverse("dashboard-dataset", args=["dash"])).status_code == 302
+
+
+def test_refresh_button_runs_the_quality_job(admin_client, dataset, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("dashboard-refresh", args=["dash"]))
+    job = Job.objects.get(kind="quality_refresh")
+    assert job.status == "succeeded", job.error
+    assert "Krippendorff" in admin_client.get(reverse("dashboard-dataset", args=["dash"])).content.decode()
+
+
+def test_invite_by_account_shows_the_password_once(admin_client, dataset):
+    admin_client.post(
+        reverse("dashboard-invite", args=["dash"]), {"kind": "account", "username": "newbie", "max_units": "7"}
+    )
+    html = admin_client.get(reverse("dashboard-dataset", args=["dash"])).content.decode()
+    assert "New account: <code>newbie / " in html
+    membership = DatasetMembership.objects.get(annotator__user__username="newbie")
+    assert membership.max_units == 7 and membership.dataset == dataset
+    assert "New account" not in admin_client.get(reverse("dashboard-dataset", args=["dash"])).content.decode()
+
+
+def test_invite_link_lets_a_person_sign_up_and_annotate(client, dataset):
+    url = reverse("invite-accept", args=[invite_link_token(dataset=dataset)])
+    response = client.post(url, {"username": "linked", "password": "long-enough-pw"})
+    assert response.status_code == 302 and response["Location"] == reverse("annotate-next")
+    annotator = Annotator.objects.get(user__username="linked")
+    assert DatasetMembership.objects.filter(annotator=annotator, dataset=dataset).exists()
+    assert client.get(reverse("annotate-next"), follow=True).status_code == 200
+
+
+def test_a_tampered_invite_link_is_refused(client, dataset):
+    token = invite_link_token(dataset=dataset)
+    response = client.get(reverse("invite-accept", args=[token[:-2] + "xx"]))
+    assert response.status_code == 400 and "not valid" in response.content.decode()
+
+
+def test_block_from_the_dashboard(admin_client, dataset):
+    annotator = Annotator.objects.filter(scores__isnull=False).first()
+    admin_client.post(reverse("dashboard-block", args=["dash", annotator.pk]), {"action": "block", "exclude": "1"})
+    annotator.refresh_from_db()
+    assert annotator.is_blocked and annotator.scores_excluded
+    admin_client.post(reverse("dashboard-block", args=["dash", annotator.pk]), {"action": "unblock"})
+    annotator.refresh_from_db()
+    assert not annotator.is_blocked and not annotator.scores_excluded
+
+
+def test_dashboard_index_lists_datasets(admin_client, dataset):
+    assert "dash" in admin_client.get(reverse("dashboard")).content.decode()
