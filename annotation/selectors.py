@@ -200,15 +200,21 @@ def annotator_progress(*, annotator) -> dict:
     done = Assignment.objects.filter(annotator=annotator, status=AssignmentStatus.SUBMITTED).aggregate(
         total=Count("id"), today=Count("id", filter=Q(submitted_at__gte=start_of_day))
     )
-    open_units = (
-        QuestionWork.objects.filter(
-            dataset_id__in=DatasetMembership.objects.filter(annotator=annotator).values("dataset_id"),
-            is_open=True,
-            slots_taken__lt=F("slots_needed"),
+    # Counting the open units scans the annotator's datasets: a few seconds old is fine for the
+    # progress line shown with every unit.
+    key = f"wellchosen:open-units:{annotator.pk}"
+    open_units = cache.get(key)
+    if open_units is None:
+        open_units = (
+            QuestionWork.objects.filter(
+                dataset_id__in=DatasetMembership.objects.filter(annotator=annotator).values("dataset_id"),
+                is_open=True,
+                slots_taken__lt=F("slots_needed"),
+            )
+            .exclude(question_id__in=Assignment.objects.filter(annotator=annotator).values("question_id"))
+            .count()
         )
-        .exclude(question_id__in=Assignment.objects.filter(annotator=annotator).values("question_id"))
-        .count()
-    )
+        cache.set(key, open_units, timeout=15)
     return {"today": done["today"], "total": done["total"], "open": open_units}
 
 

@@ -61,6 +61,9 @@ def work_refresh(*, question_id: int) -> bool:
 def leases_reclaim(*, now=None) -> int:
     """Expire leases that ran out and give their slots back; returns how many."""
     now = now or timezone.now()
+    expired_leases = Assignment.objects.filter(status=AssignmentStatus.LEASED, leased_until__lt=now)
+    if not expired_leases.exists():  # the usual case: one index probe, no transaction, no lock
+        return 0
     with transaction.atomic():
         expired = list(
             Assignment.objects.select_for_update(skip_locked=True)
