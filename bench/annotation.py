@@ -26,23 +26,18 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))
+
+from benchlib import drop_database, fresh_database  # noqa: E402
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def fresh_database(admin_url: str, name: str) -> str:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
 def setup(n_questions: int, n_annotators: int) -> list[str]:
@@ -217,7 +212,12 @@ def main() -> None:
 
         async def run() -> None:
             # Clients are made before the clock starts: each costs ~30 ms of blocking set-up.
-            clients = [httpx.AsyncClient(base_url=base, cookies={"sessionid": c}, timeout=60) for c in cookies]
+            # Idle connections are dropped before gunicorn's 2 s keep-alive closes them from its side
+            # (reusing one the server is closing gives a spurious ReadError).
+            limits = httpx.Limits(keepalive_expiry=1.0)
+            clients = [
+                httpx.AsyncClient(base_url=base, cookies={"sessionid": c}, timeout=60, limits=limits) for c in cookies
+            ]
             stats["t0"] = time.perf_counter()
             await asyncio.gather(
                 *(annotator(http, args.think, stats, args.submissions, i) for i, http in enumerate(clients))
@@ -263,8 +263,7 @@ def main() -> None:
     from django.db import connections
 
     connections.close_all()
-    with psycopg.connect(args.postgres, autocommit=True) as conn:
-        conn.execute('DROP DATABASE IF EXISTS "wellchosen_bench_annotation" WITH (FORCE)')
+    drop_database(args.postgres, "wellchosen_bench_annotation")
     shutil.rmtree(work, ignore_errors=True)
 
 

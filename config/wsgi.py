@@ -9,4 +9,4 @@ application = get_wsgi_application()
 # the first request a worker serves: that first annotator would otherwise wait seconds.
 from django.urls import get_resolver  # noqa: E402
 
-get_resolver().url_patterns
+get_resolver().url_patterns  # noqa: B018 (the access imports the URLconf)

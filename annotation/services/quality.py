@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
-from annotation.agreement import krippendorff_bootstrap
+from annotation.agreement import agreement_summary, krippendorff_bootstrap
 from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, JobKind, QualitySnapshot, Score
 from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current, score_category_table
@@ -114,3 +114,16 @@ def _histogram_svg(histogram: list[int]) -> str:
     plt.close(figure)
     svg = buffer.getvalue()
     return svg[svg.index("<svg") :]
+
+
+def overall_agreement() -> dict:
+    """Agreement over every dataset's scores (kappa on the fully annotated items, alpha with its
+    interval), cached for a few minutes: it reads one row per scored candidate of the whole site."""
+    key = "wellchosen:agreement:overall"
+    cached = cache.get(key)
+    if cached is None:
+        counted = Score.objects.filter(annotator__scores_excluded=False)
+        table = score_category_table(scores=counted)
+        cached = {"kappa": agreement_summary(table), "alpha": krippendorff_bootstrap(table, replicates=100)}
+        cache.set(key, cached, timeout=300)
+    return cached

@@ -15,12 +15,13 @@ from annotation.services.assignment import annotation_open
 from annotation.services.errors import UserError
 from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
 from annotation.services.jobs import job_create
+from annotation.services.quality import overall_agreement
 
 
 @staff_member_required
 def dashboard_index(request: HttpRequest) -> HttpResponse:
     datasets = [(d, dataset_progress(dataset=d)) for d in Dataset.objects.order_by("name")]
-    return render(request, "dashboard/index.html", {"datasets": datasets})
+    return render(request, "dashboard/index.html", {"datasets": datasets, "overall": overall_agreement()})
 
 
 @staff_member_required

@@ -101,5 +101,7 @@ def test_block_from_the_dashboard(admin_client, dataset):
     assert not annotator.is_blocked and not annotator.scores_excluded
 
 
-def test_dashboard_index_lists_datasets(admin_client, dataset):
-    assert "dash" in admin_client.get(reverse("dashboard")).content.decode()
+def test_dashboard_index_lists_datasets_and_overall_agreement(admin_client, dataset):
+    html = admin_client.get(reverse("dashboard")).content.decode()
+    assert "dash" in html
+    assert re.search(r'id="overall">All datasets: Krippendorff.s α (-?[0-9.]+|n/a)', html)

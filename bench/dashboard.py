@@ -1,0 +1,122 @@
+"""Benchmark: the researcher dashboard on a dataset of 10,000 questions.
+
+Builds a PostgreSQL database with --questions questions (1 ground truth + 10 candidates each),
+annotation open, a third of them scored by five annotators, and the quality snapshot computed;
+then requests the dashboard page repeatedly in-process and prints p50/p99 time and the number
+of queries (target: < 300 ms).
+
+    .venv/bin/python bench/dashboard.py [--questions 10000]
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from benchlib import drop_database, fresh_database  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument(
+        "--postgres", default=os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    )
+    args = parser.parse_args()
+    os.environ.update(
+        {
+            "DATABASE_URL": fresh_database(args.postgres, "wellchosen_bench_dashboard"),
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "DJANGO_DEBUG": "0",
+            "WELLCHOSEN_DATA_DIR": tempfile.mkdtemp(prefix="wellchosen-bench-dashboard-"),
+            "CELERY_BROKER_URL": "memory://",
+            "LOG_LEVEL": "WARNING",
+            "DJANGO_ALLOWED_HOSTS": "testserver",
+        }
+    )
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection, connections
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Annotator, Candidate, Context, Dataset, Question, Score
+    from annotation.services.assignment import annotation_open
+    from annotation.services.quality import quality_refresh
+    from annotation.text import text_hash
+
+    call_command("migrate", verbosity=0)
+    start = time.perf_counter()
+    dataset = Dataset.objects.create(name="big", attention_check_rate=0)
+    contexts = Context.objects.bulk_create(
+        [Context(dataset=dataset, source="bench", source_line=i + 1) for i in range(args.questions)], batch_size=5000
+    )
+    questions = Question.objects.bulk_create(
+        [Question(dataset=dataset, context=c, ground_truth=f"Reply {c.pk}.") for c in contexts], batch_size=5000
+    )
+    candidates = Candidate.objects.bulk_create(
+        [
+            Candidate(question=q, text=t, text_hash=text_hash(t), is_ground_truth=(i == 0), source="lexical")
+            for q in questions
+            for i, t in enumerate([q.ground_truth] + [f"Candidate {j} of {q.pk}." for j in range(10)])
+        ],
+        batch_size=5000,
+    )
+    annotators = Annotator.objects.bulk_create([Annotator(provider="imported", external_id=f"a{i}") for i in range(40)])
+    rng = np.random.default_rng(0)
+    scored = [c for c in candidates if c.question_id % 3 == 0]
+    Score.objects.bulk_create(
+        [
+            Score(
+                candidate=c,
+                annotator=annotators[(c.question_id + k) % 40],
+                value=int(rng.integers(0, 6)),
+                duration_ms=5000,
+            )
+            for c in scored
+            for k in range(5)
+        ],
+        batch_size=10000,
+    )
+    annotation_open(dataset=dataset)
+    quality_refresh(dataset=dataset)
+    print(
+        f"set-up: {args.questions:,} questions, {len(candidates):,} candidates, {len(scored) * 5:,} scores "
+        f"in {time.perf_counter() - start:.0f} s"
+    )
+
+    user = get_user_model().objects.create_superuser("boss", password="x")
+    client = Client()
+    client.force_login(user)
+    client.get("/dashboard/big/")  # warm
+    times, queries = [], 0
+    for _ in range(args.requests):
+        with CaptureQueriesContext(connection) as captured:
+            t = time.perf_counter()
+            response = client.get("/dashboard/big/")
+            times.append(time.perf_counter() - t)
+        queries = len(captured)
+        assert response.status_code == 200
+    print(f"{'dashboard page':<30}{'p50':>10}{'p99':>10}{'queries':>10}{'target':>12}")
+    print(
+        f"{'/dashboard/big/':<30}{np.percentile(times, 50) * 1000:>8.0f}ms{np.percentile(times, 99) * 1000:>8.0f}ms"
+        f"{queries:>10}{'< 300 ms':>12}"
+    )
+    connections.close_all()
+    drop_database(args.postgres, "wellchosen_bench_dashboard")
+
+
+if __name__ == "__main__":
+    main()
