@@ -161,6 +161,14 @@ def dataset_agreement(*, dataset: Dataset) -> dict:
     return {"dataset": dataset.name, **agreement_summary(score_category_table(scores=scores))}
 
 
+OVERALL_AGREEMENT_KEY = "wellchosen:agreement:overall"
+
+
+def overall_agreement() -> dict | None:
+    """The site-wide agreement the last quality refresh computed (None before the first one)."""
+    return cache.get(OVERALL_AGREEMENT_KEY)
+
+
 def candidates_agreement(*, candidate_ids: list[int]) -> dict:
     # Chunked: SQLite limits the number of query parameters.
     tables = []

@@ -100,20 +100,38 @@ def main() -> None:
     user = get_user_model().objects.create_superuser("boss", password="x")
     client = Client()
     client.force_login(user)
+
+    slowest: dict[str, list[tuple[float, str]]] = {}
+
+    def timed(url: str, n: int) -> tuple[list[float], int]:
+        times, queries = [], 0
+        for _ in range(n):
+            with CaptureQueriesContext(connection) as captured:
+                t = time.perf_counter()
+                response = client.get(url)
+                times.append(time.perf_counter() - t)
+            queries = len(captured)
+            slowest[url] = sorted(((float(q["time"]), q["sql"]) for q in captured), reverse=True)[:3]
+            assert response.status_code == 200, (url, response.status_code)
+        return times, queries
+
+    # The index's all-dataset agreement is cached for five minutes: its first request pays for it.
+    cold, cold_queries = timed("/dashboard/", 1)
     client.get("/dashboard/big/")  # warm
-    times, queries = [], 0
-    for _ in range(args.requests):
-        with CaptureQueriesContext(connection) as captured:
-            t = time.perf_counter()
-            response = client.get("/dashboard/big/")
-            times.append(time.perf_counter() - t)
-        queries = len(captured)
-        assert response.status_code == 200
-    print(f"{'dashboard page':<30}{'p50':>10}{'p99':>10}{'queries':>10}{'target':>12}")
-    print(
-        f"{'/dashboard/big/':<30}{np.percentile(times, 50) * 1000:>8.0f}ms{np.percentile(times, 99) * 1000:>8.0f}ms"
-        f"{queries:>10}{'< 300 ms':>12}"
-    )
+    rows = [
+        ("/dashboard/big/", *timed("/dashboard/big/", args.requests)),
+        ("/dashboard/ (cached agreement)", *timed("/dashboard/", args.requests)),
+        ("/dashboard/ (first request)", cold, cold_queries),
+    ]
+    print(f"{'dashboard page':<34}{'p50':>10}{'p99':>10}{'queries':>10}{'target':>12}")
+    for url, times, queries in rows:
+        print(
+            f"{url:<34}{np.percentile(times, 50) * 1000:>8.0f}ms{np.percentile(times, 99) * 1000:>8.0f}ms"
+            f"{queries:>10}{'< 300 ms':>12}"
+        )
+    print("slowest queries of the last /dashboard/big/ request:")
+    for seconds, sql in slowest["/dashboard/big/"]:
+        print(f"  {seconds * 1000:6.0f} ms  {sql[:150]}")
     connections.close_all()
     drop_database(args.postgres, "wellchosen_bench_dashboard")
 

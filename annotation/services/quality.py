@@ -11,7 +11,13 @@ from django.utils import timezone
 from annotation.agreement import agreement_summary, krippendorff_bootstrap
 from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, JobKind, QualitySnapshot, Score
 from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
-from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current, score_category_table
+from annotation.selectors import (
+    OVERALL_AGREEMENT_KEY,
+    dataset_agreement,
+    filter_preview,
+    filter_rules_current,
+    score_category_table,
+)
 
 from .annotators import annotator_label
 from .jobs import job_create
@@ -36,6 +42,7 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
     snapshot, _ = QualitySnapshot.objects.update_or_create(
         dataset=dataset, defaults={"data": data, "computed_at": timezone.now()}
     )
+    overall_agreement_refresh()
     return snapshot
 
 
@@ -116,14 +123,17 @@ def _histogram_svg(histogram: list[int]) -> str:
     return svg[svg.index("<svg") :]
 
 
-def overall_agreement() -> dict:
+def overall_agreement_refresh() -> dict:
     """Agreement over every dataset's scores (kappa on the fully annotated items, alpha with its
-    interval), cached for a few minutes: it reads one row per scored candidate of the whole site."""
-    key = "wellchosen:agreement:overall"
-    cached = cache.get(key)
-    if cached is None:
-        counted = Score.objects.filter(annotator__scores_excluded=False)
-        table = score_category_table(scores=counted)
-        cached = {"kappa": agreement_summary(table), "alpha": krippendorff_bootstrap(table, replicates=100)}
-        cache.set(key, cached, timeout=300)
-    return cached
+    bootstrap interval), kept in the cache for the dashboard's index. Computed here, in the refresh
+    job, because it reads one row per scored candidate of the whole site and bootstraps: seconds on
+    a large site, far too slow for a page."""
+    counted = Score.objects.filter(annotator__scores_excluded=False)
+    table = score_category_table(scores=counted)
+    data = {
+        "kappa": agreement_summary(table),
+        "alpha": krippendorff_bootstrap(table, replicates=100),
+        "computed_at": timezone.now().isoformat(),
+    }
+    cache.set(OVERALL_AGREEMENT_KEY, data, timeout=None)
+    return data

@@ -9,13 +9,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
-from annotation.selectors import dataset_progress, jobs_recent
+from annotation.selectors import dataset_progress, jobs_recent, overall_agreement
 from annotation.services.annotators_admin import annotator_block, annotator_unblock
 from annotation.services.assignment import annotation_open
 from annotation.services.errors import UserError
 from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
 from annotation.services.jobs import job_create
-from annotation.services.quality import overall_agreement
 
 
 @staff_member_required
