@@ -6,6 +6,7 @@ us on its own site, where the browser may not send our session cookie), kept in 
 """
 
 import random
+import secrets
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -127,7 +128,7 @@ def _preview_context(task) -> dict:
                 {"speaker": t.speaker or "AB"[i % 2], "side": "left" if i % 2 == 0 else "right", "text": t.text}
                 for i, t in enumerate(turns)
             ],
-            "responses": [{"key": f"p{i}", "text": text, "value": "", "labels": []} for i, text in enumerate(texts)],
+            "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
         },
         "guidelines": GUIDELINES,
         "labels": task.question.dataset.error_labels or DEFAULT_ERROR_LABELS,

@@ -69,3 +69,26 @@ def mturk_batch(dataset):
             "locales": ["US", "GB"],
         },
     )
+
+
+@pytest.fixture
+def published_tasks(mturk_batch):
+    """The batch's tasks as if MTurk had accepted them (HITs 1 and 2)."""
+    from annotation.models import CrowdTask, QuestionWork
+
+    tasks = []
+    for n, work in enumerate(QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id"), 1):
+        tasks.append(
+            CrowdTask.objects.create(
+                batch=mturk_batch,
+                question_id=work.question_id,
+                provider="mturk",
+                max_assignments=3,
+                external_id=hit_id(n),
+                status="published",
+            )
+        )
+    mturk_batch.status = "published"
+    mturk_batch.external_id = HIT_TYPE
+    mturk_batch.save()
+    return tasks
