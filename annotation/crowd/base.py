@@ -79,11 +79,15 @@ def provider_for(*, batch: CrowdBatch, **kwargs) -> Provider:
     if batch.provider == CrowdProvider.MTURK:
         from .mturk import MTurkProvider
 
-        return MTurkProvider(batch=batch, **kwargs)
+        return MTurkProvider(batch=batch, **{k: v for k, v in kwargs.items() if k in ("client", "sleep")})
     if batch.provider == CrowdProvider.LINK:
         from .link import LinkProvider
 
         return LinkProvider()
+    if batch.provider == CrowdProvider.PROLIFIC:
+        from .prolific import ProlificProvider
+
+        return ProlificProvider(**{k: v for k, v in kwargs.items() if k == "api"})
     if batch.provider == CrowdProvider.INTERNAL:
         return InternalProvider()
     raise UserError(f"provider {batch.provider!r} is not available yet")

@@ -46,7 +46,9 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
     if fee_rate is None:
         if batch.provider == CrowdProvider.MTURK:
             fee_rate = Decimal("0.40") if k >= 10 else Decimal("0.20")
-        elif batch.provider in (CrowdProvider.PROLIFIC, CrowdProvider.LINK):
+        elif batch.provider == CrowdProvider.PROLIFIC:
+            fee_rate = Decimal(str(settings.get("fee_rate", "0.333")))
+        elif batch.provider == CrowdProvider.LINK:
             fee_rate = Decimal(str(settings.get("fee_rate", "0")))
         else:
             fee_rate = provider_for(batch=batch).fee_rate
@@ -64,8 +66,10 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
     warnings = []
     if batch.provider == CrowdProvider.MTURK and k >= 10:
         warnings.append(f"{k} assignments per HIT: 20 % extra commission (split into HITs of 9 or fewer to avoid it)")
-    if expected_yield is None or expected_yield == 0:
-        warnings.append("no scores yet: the cost per finished question needs a filter preview with scores")
+    if expected_yield is None:
+        warnings.append("no questions yet: the cost per finished question needs a filter preview")
+    elif expected_yield == 0:
+        warnings.append("the filter rules keep no question yet (too few scores?): no cost per finished question")
     return CostEstimate(
         units=units,
         assignments_per_unit=k,

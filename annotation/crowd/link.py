@@ -95,7 +95,9 @@ def link_next(*, batch: CrowdBatch, worker: Annotator) -> CrowdAssignment | None
         if ca.assignment is not None and ca.assignment.status == AssignmentStatus.LEASED:
             if ca.assignment.leased_until >= timezone.now():
                 return ca
-    quota = int((batch.settings or {}).get("units_per_worker", DEFAULT_UNITS_PER_WORKER))
+    # Prolific: K places, each participant scores every unit of the batch.
+    default = batch.tasks.count() if batch.provider == CrowdProvider.PROLIFIC else DEFAULT_UNITS_PER_WORKER
+    quota = int((batch.settings or {}).get("units_per_worker") or default)
     done = mine.filter(assignment__status=AssignmentStatus.SUBMITTED).count()
     if done >= quota:
         return None

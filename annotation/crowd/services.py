@@ -129,9 +129,15 @@ def crowd_assignment_review(
         provider.approve(crowd_assignment=crowd_assignment, feedback=feedback, override_rejection=override_rejection)
     else:
         provider.reject(crowd_assignment=crowd_assignment, feedback=feedback)
-    CrowdAssignment.objects.filter(pk=crowd_assignment.pk).update(
-        status=wanted, feedback=feedback, reviewed_at=timezone.now()
-    )
+    reviewed = CrowdAssignment.objects.filter(pk=crowd_assignment.pk)
+    if crowd_assignment.provider == CrowdProvider.PROLIFIC:
+        # One Prolific submission covers all of the participant's units in the batch.
+        reviewed = CrowdAssignment.objects.filter(
+            batch=crowd_assignment.batch,
+            worker=crowd_assignment.worker,
+            status__in=[CrowdAssignmentStatus.SUBMITTED, CrowdAssignmentStatus.REJECTED],
+        )
+    reviewed.update(status=wanted, feedback=feedback, reviewed_at=timezone.now())
     crowd_assignment.refresh_from_db()
     return crowd_assignment
 

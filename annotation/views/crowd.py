@@ -148,6 +148,9 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
     try:
         batch = link_batch(token=token)
         worker = link_worker(batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", ""))
+        study = request.GET.get("STUDY_ID")
+        if study and batch.provider == CrowdProvider.PROLIFIC and study != batch.external_id:
+            raise UserError("this link belongs to another Prolific study")
     except UserError as exc:
         return _message(request, "This link cannot be used", str(exc), status=403)
     request.session[f"crowd_link_{batch.pk}"] = token
