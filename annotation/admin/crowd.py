@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.crowd.base import provider_for
 from annotation.crowd.costs import crowd_cost_estimate
 from annotation.crowd.link import link_approvals_import, link_url
 from annotation.crowd.services import (
@@ -46,7 +47,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     list_display = ["name", "dataset", "provider", "status", "production", "published_at", "synced_at", "links"]
     list_filter = ["provider", "status", "production"]
     readonly_fields = ["status", "external_id", "token", "completion_code", "published_at", "synced_at", "created_at"]
-    actions = ["sync_action", "expire_action"]
+    actions = ["sync_action", "expire_action", "dispose_action", "balance_action"]
 
     def get_readonly_fields(self, request, obj=None):
         # Once published, where the money goes (provider, production) no longer changes.
@@ -150,6 +151,27 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 crowd_batch_expire(batch=batch)
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
+
+    @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)")
+    def dispose_action(self, request, queryset):
+        for batch in queryset.filter(provider=CrowdProvider.MTURK):
+            try:
+                deleted = provider_for(batch=batch).dispose(batch=batch)
+            except UserError as exc:
+                self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
+            else:
+                self.message_user(request, f"{batch}: {deleted} HIT(s) deleted.")
+
+    @admin.action(description="Show the requester account balance")
+    def balance_action(self, request, queryset):
+        for batch in queryset:
+            try:
+                balance = provider_for(batch=batch).balance(batch=batch)
+            except UserError as exc:
+                self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
+            else:
+                where = "production" if batch.production else "sandbox"
+                self.message_user(request, f"{batch} ({where}): balance {balance or 'not available'}")
 
 
 @admin.register(CrowdTask)

@@ -89,3 +89,13 @@ def test_approvals_upload_with_a_bad_line_shows_the_error(admin_client, link_bat
     url = reverse("admin:annotation_crowdbatch_approvals", args=[link_batch.pk])
     response = admin_client.post(url, {"file": SimpleUploadedFile("a.csv", b"worker_id,status\nP1,maybe\n")})
     assert response.status_code == 200 and "line 2, field status" in response.content.decode()
+
+
+def test_the_balance_action_shows_the_sandbox_balance(admin_client, mturk_batch, mturk):
+    mturk.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
+    response = admin_client.post(
+        reverse("admin:annotation_crowdbatch_changelist"),
+        {"action": "balance_action", "_selected_action": [mturk_batch.pk]},
+        follow=True,
+    )
+    assert "(sandbox): balance 10000.00" in response.content.decode()

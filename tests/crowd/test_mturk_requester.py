@@ -385,3 +385,134 @@ def test_auto_approval_and_disposal_deadlines_are_warned_about(mturk, mturk_batc
     warnings = crowd_batch_warnings(batch=mturk_batch)
     assert any("approved automatically" in w for w in warnings)
     assert any("120 days" in w for w in warnings)
+
+
+def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, dataset):
+    from annotation.crowd.services import crowd_batch_create
+
+    batch = crowd_batch_create(dataset=dataset, provider="mturk", name="fresh", settings={"locales": []})
+    mturk.add_response(
+        "create_qualification_type",
+        {"QualificationType": {"QualificationTypeId": "3NEWQUAL000000000000000000000"}},
+        {
+            "Name": "WellChosen soft block crowd",
+            "Keywords": "wellchosen,block",
+            "Description": "Workers with this qualification do not see WellChosen HITs of this dataset.",
+            "QualificationTypeStatus": "Active",
+        },
+    )
+    from annotation.crowd.base import provider_for
+
+    provider = provider_for(batch=batch)
+    assert provider._soft_block_type(batch) == "3NEWQUAL000000000000000000000"
+    assert provider._soft_block_type(batch) == "3NEWQUAL000000000000000000000"  # no second call
+    batch.refresh_from_db()
+    assert batch.settings["soft_block_qualification_type_id"] == "3NEWQUAL000000000000000000000"
+
+
+def test_html_question_is_an_option(mturk, dataset):
+    from annotation.crowd.mturk_client import html_question_xml
+    from annotation.crowd.services import crowd_batch_create
+
+    batch = crowd_batch_create(
+        dataset=dataset,
+        provider="mturk",
+        name="html",
+        settings={"reward": "0.25", "question": "html", "block": "hard", "locales": ["US", "GB"]},
+    )
+    params = {
+        "AutoApprovalDelayInSeconds": 3 * 86400,
+        "AssignmentDurationInSeconds": 1800,
+        "Reward": "0.25",
+        "Title": "Rate replies in short dialogues",
+        "Keywords": "dialogue, rating, English, text",
+        "Description": "Read a short dialogue and score how well each reply fits it, from 0 to 5.",
+        "QualificationRequirements": mturk_hit_type_requirements()[:3],
+    }
+    mturk.add_response("create_hit_type", {"HITTypeId": HIT_TYPE}, params)
+    tasks = _tasks_after_create(batch)
+    for n, task in enumerate(tasks, start=1):
+        mturk.add_response(
+            "create_hit_with_hit_type",
+            hit(n),
+            hit_params(task) | {"Question": html_question_xml(url=f"{PUBLIC_URL}/crowd/mturk/")},
+        )
+    crowd_batch_publish(batch=batch)
+    assert batch.tasks.filter(status="published").count() == 2
+
+
+def mturk_hit_type_requirements() -> list[dict]:
+    return [
+        {
+            "QualificationTypeId": "000000000000000000L0",
+            "Comparator": "GreaterThanOrEqualTo",
+            "IntegerValues": [95],
+            "ActionsGuarded": "Accept",
+        },
+        {
+            "QualificationTypeId": "00000000000000000040",
+            "Comparator": "GreaterThanOrEqualTo",
+            "IntegerValues": [1000],
+            "ActionsGuarded": "Accept",
+        },
+        {
+            "QualificationTypeId": "00000000000000000071",
+            "Comparator": "In",
+            "LocaleValues": [{"Country": "US"}, {"Country": "GB"}],
+            "ActionsGuarded": "Accept",
+        },
+    ]
+
+
+def test_a_hard_block_and_unblock_use_worker_blocks(mturk, dataset):
+    from annotation.crowd.services import crowd_batch_create, crowd_worker_unblock
+    from annotation.models import Annotator
+
+    batch = crowd_batch_create(dataset=dataset, provider="mturk", name="hard", settings={"block": "hard"})
+    worker = Annotator.objects.create(provider="mturk", external_id="AW9")
+    mturk.add_response("create_worker_block", {}, {"WorkerId": "AW9", "Reason": "spam"})
+    mturk.add_response("delete_worker_block", {}, {"WorkerId": "AW9", "Reason": "appeal accepted"})
+    crowd_worker_block(worker=worker, reason="spam", batch=batch)
+    crowd_worker_unblock(worker=worker, reason="appeal accepted", batch=batch)
+    worker.refresh_from_db()
+    assert not worker.is_blocked
+
+
+def test_an_approval_whose_answer_was_lost_is_confirmed_by_reading_the_assignment(mturk, mturk_batch):
+    first, _ = publish(mturk, mturk_batch)
+    ca = work(first, "AW1", 1)
+    CrowdAssignment.objects.filter(pk=ca.pk).update(status="submitted")
+    ca.refresh_from_db()
+    mturk.add_client_error(
+        "approve_assignment",
+        service_error_code="RequestError",
+        service_message="This operation can be called with a status of: Submitted",
+    )
+    mturk.add_response(
+        "get_assignment",
+        {"Assignment": {"AssignmentId": assignment_id(1), "AssignmentStatus": "Approved"}},
+        {"AssignmentId": assignment_id(1)},
+    )
+    crowd_assignment_review(crowd_assignment=ca, approve=True)
+    ca.refresh_from_db()
+    assert ca.status == "approved"
+
+
+def test_finished_expired_hits_are_deleted_and_others_kept(mturk, mturk_batch):
+    from annotation.crowd.base import provider_for
+
+    first, second = publish(mturk, mturk_batch)
+    CrowdTask.objects.filter(pk__in=[first.pk, second.pk]).update(status="expired")
+    mturk.add_response(
+        "get_hit",
+        {"HIT": {"HITId": hit_id(1), "HITStatus": "Reviewable", "NumberOfAssignmentsPending": 0}},
+        {"HITId": hit_id(1)},
+    )
+    mturk.add_response("delete_hit", {}, {"HITId": hit_id(1)})
+    mturk.add_response(
+        "get_hit",
+        {"HIT": {"HITId": hit_id(2), "HITStatus": "Assignable", "NumberOfAssignmentsPending": 1}},
+        {"HITId": hit_id(2)},
+    )
+    assert provider_for(batch=mturk_batch).dispose(batch=mturk_batch) == 1
+    assert dict(mturk_batch.tasks.values_list("external_id", "status")) == {hit_id(1): "deleted", hit_id(2): "expired"}
