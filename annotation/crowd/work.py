@@ -37,12 +37,13 @@ _SALT = "wellchosen.crowd.unit"
 
 
 def submit_to_check(*, url: str) -> str:
-    """turkSubmitTo must be one of the allowed MTurk hosts (else anyone could make our page post
-    the worker's form to their own site). Returns the externalSubmit address."""
+    """turkSubmitTo must be one of the allowed MTurk origins exactly (else anyone could make our page
+    post the worker's form to their own site); the defaults are MTurk's two https origins. Returns
+    the externalSubmit address."""
     parts = urlsplit(url or "")
     origin = f"{parts.scheme}://{parts.netloc}"
     allowed = {u.rstrip("/") for u in settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS}
-    if parts.scheme != "https" or origin not in allowed or parts.path not in ("", "/") or parts.query:
+    if parts.scheme not in ("https", "http") or origin not in allowed or parts.path not in ("", "/") or parts.query:
         raise UserError(f"turkSubmitTo {url!r} is not an allowed MTurk address")
     return f"{origin}/mturk/externalSubmit"
 
