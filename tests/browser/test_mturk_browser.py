@@ -34,7 +34,10 @@ class FakeMTurk:
                 pass
 
             def do_GET(self):
-                body = f'<!doctype html><title>HIT</title><iframe id="hit" src="{fake.frame_url}" style="width:100%;height:900px"></iframe>'
+                body = (
+                    "<!doctype html><title>HIT</title>"
+                    f'<iframe id="hit" src="{fake.frame_url}" style="width:100%;height:900px"></iframe>'
+                )
                 self._send(body)
 
             def do_POST(self):
