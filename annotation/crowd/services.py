@@ -5,7 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from annotation.models import (
@@ -247,8 +247,8 @@ def crowd_batch_warnings(*, batch: CrowdBatch, now=None) -> list[str]:
 
 
 def crowd_batch_status(*, batch: CrowdBatch) -> dict:
-    tasks = dict(batch.tasks.values_list("status").annotate(n=Sum(1)).values_list("status", "n"))
-    assignments = dict(batch.assignments.values_list("status").annotate(n=Sum(1)).values_list("status", "n"))
+    tasks = dict(batch.tasks.order_by().values("status").annotate(n=Count("id")).values_list("status", "n"))
+    assignments = dict(batch.assignments.order_by().values("status").annotate(n=Count("id")).values_list("status", "n"))
     return {
         "batch": batch.name,
         "provider": batch.provider,

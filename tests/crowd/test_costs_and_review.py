@@ -95,3 +95,11 @@ def test_the_sync_job_runs_the_provider_and_records_its_report(
     job.refresh_from_db()
     assert job.status == "succeeded" and job.result["tasks"] == 2
     assert Job.objects.count() == 1
+
+
+def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
+    from annotation.crowd.services import crowd_batch_status
+
+    mturk_enter(hit_id=hit_id(1), assignment_id=assignment_id(1), worker_id="AW1", submit_to="https://www.mturk.com")
+    status = crowd_batch_status(batch=published_tasks[0].batch)
+    assert status["tasks"] == {"published": 2} and status["assignments"] == {"accepted": 1}
