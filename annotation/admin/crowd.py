@@ -19,6 +19,8 @@ from annotation.crowd.services import (
     crowd_batch_status,
     crowd_bonus_send,
     crowd_review_suggestions,
+    crowd_worker_block,
+    crowd_worker_unblock,
 )
 from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask, JobKind
 from annotation.services.errors import UserError
@@ -188,7 +190,29 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
     list_filter = ["status", "provider", "batch"]
     list_select_related = ["batch", "worker"]
     search_fields = ["external_id", "worker__external_id"]
-    actions = ["bonus_action"]
+    actions = ["bonus_action", "block_action", "unblock_action"]
+
+    @admin.action(description="Block these workers (here and on the platform)")
+    def block_action(self, request, queryset):
+        self._block(request, queryset, block=True)
+
+    @admin.action(description="Unblock these workers (here and on the platform)")
+    def unblock_action(self, request, queryset):
+        self._block(request, queryset, block=False)
+
+    def _block(self, request, queryset, *, block: bool) -> None:
+        done = set()
+        for ca in queryset.select_related("batch", "worker"):
+            if ca.worker_id in done:
+                continue
+            done.add(ca.worker_id)
+            service = crowd_worker_block if block else crowd_worker_unblock
+            reason = "quality control" if block else "unblocked by the researcher"
+            try:
+                service(worker=ca.worker, reason=reason, batch=ca.batch)
+            except UserError as exc:
+                self.message_user(request, f"{ca.worker}: {exc}", level=messages.ERROR)
+        self.message_user(request, f"{len(done)} worker(s) {'blocked' if block else 'unblocked'}.")
 
     def get_urls(self):
         view = self.admin_site.admin_view

@@ -5,7 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotation.models import (
@@ -80,16 +80,20 @@ def crowd_batch_publish(*, batch: CrowdBatch, confirm_production: bool = False, 
         CrowdBatch.objects.select_for_update().filter(pk=batch.pk).first()
         have = batch.tasks.count()
         room = None if batch.max_units is None else max(0, batch.max_units - have)
+        # Only units that still need annotators, and only as many assignments as they still need.
         units = (
-            QuestionWork.objects.filter(dataset=batch.dataset, is_open=True)
+            QuestionWork.objects.filter(dataset=batch.dataset, is_open=True, slots_taken__lt=F("slots_needed"))
             .exclude(question__crowd_tasks__batch=batch)
             .order_by("question_id")
-            .values_list("question_id", flat=True)
+            .values_list("question_id", "slots_needed", "slots_taken")
         )
         if room is not None:
             units = units[:room]
         CrowdTask.objects.bulk_create(
-            [CrowdTask(batch=batch, question_id=q, provider=batch.provider, max_assignments=k) for q in units],
+            [
+                CrowdTask(batch=batch, question_id=q, provider=batch.provider, max_assignments=min(k, needed - taken))
+                for q, needed, taken in units
+            ],
             ignore_conflicts=True,
         )
     provider_for(batch=batch, **provider_kwargs).publish(batch=batch)
@@ -147,6 +151,8 @@ def crowd_bonus_send(
 ) -> CrowdBonus:
     """Pay a bonus once per assignment and purpose: the row (and its token) is written before the
     call, so a retry or a double click reuses it and the provider pays once."""
+    if crowd_assignment.status not in (CrowdAssignmentStatus.SUBMITTED, CrowdAssignmentStatus.APPROVED):
+        raise UserError(f"a bonus is for submitted or approved work, not for a {crowd_assignment.status} assignment")
     amount = Decimal(amount).quantize(Decimal("0.01"))
     if amount <= 0:
         raise UserError("a bonus must be more than $0.00")

@@ -84,6 +84,10 @@ def _enter(
     *, provider: str, external_id: str, batch: CrowdBatch, task: CrowdTask, worker: Annotator, submit_to: str = ""
 ) -> CrowdAssignment:
     lease = int((batch.settings or {}).get("assignment_duration_seconds") or 0) or None
+    if provider == CrowdProvider.MTURK:
+        from .mturk import mturk_settings
+
+        lease = mturk_settings(batch)["assignment_duration_seconds"]  # MTurk's own deadline
     with transaction.atomic():
         ca = CrowdAssignment.objects.select_for_update().filter(provider=provider, external_id=external_id).first()
         if ca is None:

@@ -99,3 +99,23 @@ def test_the_balance_action_shows_the_sandbox_balance(admin_client, mturk_batch,
         follow=True,
     )
     assert "(sandbox): balance 10000.00" in response.content.decode()
+
+
+def test_blocking_from_the_admin_blocks_here_and_on_mturk(admin_client, published_tasks, mturk):
+    ca = submitted(1, "AW1")
+    mturk.add_response(
+        "associate_qualification_with_worker",
+        {},
+        {
+            "QualificationTypeId": "3QUALTYPE000000000000000000000",
+            "WorkerId": "AW1",
+            "IntegerValue": 1,
+            "SendNotification": False,
+        },
+    )
+    admin_client.post(
+        reverse("admin:annotation_crowdassignment_changelist"),
+        {"action": "block_action", "_selected_action": [ca.pk]},
+    )
+    ca.worker.refresh_from_db()
+    assert ca.worker.is_blocked

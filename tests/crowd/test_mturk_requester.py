@@ -110,6 +110,39 @@ def work(task: CrowdTask, worker: str, n: int, value: int = 1) -> CrowdAssignmen
     return ca
 
 
+def submitted(ca: CrowdAssignment) -> CrowdAssignment:
+    """As a sync would leave it once MTurk reports the assignment submitted."""
+    CrowdAssignment.objects.filter(pk=ca.pk).update(status="submitted")
+    ca.refresh_from_db()
+    return ca
+
+
+def test_no_bonus_for_work_that_was_not_submitted(mturk, mturk_batch):
+    first, _ = publish(mturk, mturk_batch)
+    ca = work(first, "AW1", 1)  # saved here; MTurk has not reported it submitted
+    with pytest.raises(UserError, match="bonus is for submitted or approved work"):
+        crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.5"), reason="Careful work")
+    assert not CrowdBonus.objects.exists()
+
+
+def test_units_that_need_fewer_annotators_get_fewer_assignments(mturk, mturk_batch, monkeypatch):
+    from annotation.crowd import mturk as mturk_module
+    from annotation.models import QuestionWork
+
+    first_question = QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id").first()
+    QuestionWork.objects.filter(pk=first_question.pk).update(slots_taken=2)  # two internal annotators have it
+    expect_hit_type(mturk)
+    monkeypatch.setattr(
+        mturk_module.MTurkProvider,
+        "_hit",
+        lambda self, batch, task, config, url: CrowdTask.objects.filter(pk=task.pk).update(
+            external_id=hit_id(task.pk), status="published"
+        ),
+    )
+    crowd_batch_publish(batch=mturk_batch)
+    assert list(mturk_batch.tasks.order_by("pk").values_list("max_assignments", flat=True)) == [1, 3]
+
+
 def listed(n: int, worker: str, task: CrowdTask, status: str = "Submitted", answer: str = "") -> dict:
     return {
         "AssignmentId": assignment_id(n),
@@ -274,7 +307,7 @@ def test_a_rejection_needs_feedback_within_1024_characters(mturk, mturk_batch):
 
 def test_a_bonus_carries_a_token_from_our_ids_and_is_paid_once(mturk, mturk_batch):
     first, _ = publish(mturk, mturk_batch)
-    ca = work(first, "AW1", 1)
+    ca = submitted(work(first, "AW1", 1))
     token = request_token("bonus", "mturk", assignment_id(1), "bonus")
     mturk.add_response(
         "send_bonus",
@@ -294,7 +327,7 @@ def test_a_bonus_carries_a_token_from_our_ids_and_is_paid_once(mturk, mturk_batc
 
 def test_a_bonus_whose_token_was_already_used_is_confirmed_not_paid_again(mturk, mturk_batch):
     first, _ = publish(mturk, mturk_batch)
-    ca = work(first, "AW1", 1)
+    ca = submitted(work(first, "AW1", 1))
     mturk.add_client_error(
         "send_bonus",
         service_error_code="RequestError",
