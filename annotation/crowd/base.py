@@ -73,6 +73,18 @@ class InternalProvider(Provider):
 
     name = CrowdProvider.INTERNAL
 
+    def publish(self, *, batch: CrowdBatch) -> None:
+        from django.utils import timezone
+
+        from annotation.models import CrowdTaskStatus
+
+        batch.tasks.filter(status=CrowdTaskStatus.PENDING).update(
+            status=CrowdTaskStatus.PUBLISHED, published_at=timezone.now()
+        )
+
+    def bonus(self, *, bonus: CrowdBonus) -> None:
+        raise UserError("internal annotators are not paid through WellChosen")
+
 
 def provider_for(*, batch: CrowdBatch, **kwargs) -> Provider:
     """The provider of a batch. ``kwargs`` reach the provider (tests pass a client there)."""

@@ -103,3 +103,18 @@ def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
     mturk_enter(hit_id=hit_id(1), assignment_id=assignment_id(1), worker_id="AW1", submit_to="https://www.mturk.com")
     status = crowd_batch_status(batch=published_tasks[0].batch)
     assert status["tasks"] == {"published": 2} and status["assignments"] == {"accepted": 1}
+
+
+def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
+    from annotation.crowd.services import crowd_batch_publish, crowd_bonus_send
+    from annotation.models import Annotator, CrowdAssignment
+
+    batch = crowd_batch_create(dataset=dataset, provider="internal", name="in-house")
+    assert crowd_batch_publish(batch=batch) == 2  # nothing goes to a platform
+    assert batch.status == "published"
+    worker = Annotator.objects.create(provider="imported", external_id="x")
+    ca = CrowdAssignment.objects.create(
+        provider="internal", external_id="i1", batch=batch, worker=worker, status="submitted"
+    )
+    with pytest.raises(UserError, match="not paid through WellChosen"):
+        crowd_bonus_send(crowd_assignment=ca, amount=Decimal("1"), reason="thanks")

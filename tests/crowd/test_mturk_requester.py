@@ -549,3 +549,26 @@ def test_finished_expired_hits_are_deleted_and_others_kept(mturk, mturk_batch):
     )
     assert provider_for(batch=mturk_batch).dispose(batch=mturk_batch) == 1
     assert dict(mturk_batch.tasks.values_list("external_id", "status")) == {hit_id(1): "deleted", hit_id(2): "expired"}
+
+
+def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates(mturk, mturk_batch):
+    first, second = publish(mturk, mturk_batch)
+    work(first, "AW1", 1)
+    work(second, "AW2", 2)
+    mturk.add_response(
+        "list_assignments_for_hit", {"Assignments": [listed(1, "AW1", first)], "NumResults": 1}, list_params(first)
+    )
+    for _ in range(3):  # the second HIT's page never comes
+        mturk.add_client_error("list_assignments_for_hit", service_error_code="ServiceUnavailable")
+    with pytest.raises(UserError):
+        crowd_batch_sync(batch=mturk_batch)
+    assert CrowdAssignment.objects.filter(imported_at__isnull=False).count() == 1
+    mturk.add_response(
+        "list_assignments_for_hit", {"Assignments": [listed(1, "AW1", first)], "NumResults": 1}, list_params(first)
+    )
+    mturk.add_response(
+        "list_assignments_for_hit", {"Assignments": [listed(2, "AW2", second)], "NumResults": 1}, list_params(second)
+    )
+    report = crowd_batch_sync(batch=mturk_batch)
+    assert (report.imported, report.already_imported) == (1, 1)
+    assert CrowdAssignment.objects.count() == 2 and Score.objects.count() == 4
