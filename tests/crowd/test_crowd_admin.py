@@ -119,3 +119,22 @@ def test_blocking_from_the_admin_blocks_here_and_on_mturk(admin_client, publishe
     )
     ca.worker.refresh_from_db()
     assert ca.worker.is_blocked
+
+
+def test_review_and_assignment_lists_take_a_fixed_number_of_queries(admin_client, published_tasks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    review = reverse("admin:annotation_crowdbatch_review", args=[published_tasks[0].batch_id])
+    changelist = reverse("admin:annotation_crowdassignment_changelist")
+
+    def count(url: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert admin_client.get(url).status_code == 200
+        return len(ctx)
+
+    submitted(1, "AW1")
+    before = count(review), count(changelist)
+    submitted(2, "AW2")
+    submitted(3, "AW3")
+    assert (count(review), count(changelist)) == before
