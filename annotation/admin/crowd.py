@@ -4,6 +4,7 @@ bonuses, expiry. Publishing and syncing run as background jobs."""
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -44,8 +45,30 @@ class ApprovalsForm(forms.Form):
     file = forms.FileField(help_text="CSV from the platform: worker_id (or Participant id), status, feedback?")
 
 
+class CrowdBatchForm(forms.ModelForm):
+    class Meta:
+        model = CrowdBatch
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        provider = data.get("provider") or getattr(self.instance, "provider", "")
+        if data.get("production") and provider != CrowdProvider.MTURK:
+            raise forms.ValidationError("Only MTurk batches have a sandbox/production switch.")
+        if provider == CrowdProvider.MTURK:
+            from annotation.crowd.mturk import mturk_settings
+
+            probe = CrowdBatch(provider=provider, settings=data.get("settings") or {})
+            try:
+                mturk_settings(probe)
+            except UserError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return data
+
+
 @admin.register(CrowdBatch)
 class CrowdBatchAdmin(admin.ModelAdmin):
+    form = CrowdBatchForm
     list_display = ["name", "dataset", "provider", "status", "production", "published_at", "synced_at", "links"]
     list_filter = ["provider", "status", "production"]
     readonly_fields = ["status", "external_id", "token", "completion_code", "published_at", "synced_at", "created_at"]
@@ -95,6 +118,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             "status": crowd_batch_status(batch=batch),
             "link": link_url(batch=batch) if batch.provider == CrowdProvider.LINK and batch.status != "draft" else "",
             "form": form,
+            "production_off": batch.production and not settings.WELLCHOSEN_MTURK_ALLOW_PRODUCTION,
         }
         return TemplateResponse(request, "admin/wellchosen/crowd_plan.html", context)
 

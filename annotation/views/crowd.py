@@ -73,7 +73,7 @@ def crowd_mturk(request: HttpRequest) -> HttpResponse:
         return _message(request, "This HIT cannot be worked on", str(exc), status=403)
     _remember(request, ca.pk)
     if ca.assignment.status == AssignmentStatus.SUBMITTED:
-        return _framable(render(request, "crowd/submit.html", _submit_context(ca, "")))
+        return _submit_page(request, ca, "")
     return _unit_page(request, ca)
 
 
@@ -93,7 +93,7 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
     except UserError as exc:
         return _unit_page(request, ca, error=str(exc), given=given, status=400)
     if ca.provider == CrowdProvider.MTURK:
-        return _framable(render(request, "crowd/submit.html", _submit_context(ca, answers_encode(answers))))
+        return _submit_page(request, ca, answers_encode(answers))
     return redirect("crowd-link-next", token=link_token(batch=ca.batch))
 
 
@@ -137,8 +137,14 @@ def _preview_context(task) -> dict:
     }
 
 
-def _submit_context(ca, answers: str) -> dict:
-    return {"action": submit_to_check(url=ca.submit_to), "assignment_id": ca.external_id, "answers": answers}
+def _submit_page(request, ca, answers: str) -> HttpResponse:
+    """The auto-submitting form that hands the assignment to MTurk (scores are already saved)."""
+    try:
+        action = submit_to_check(url=ca.submit_to)
+    except UserError as exc:
+        return _message(request, "Your scores are saved", f"but they cannot be sent to MTurk from here: {exc}", 400)
+    context = {"action": action, "assignment_id": ca.external_id, "answers": answers}
+    return _framable(render(request, "crowd/submit.html", context))
 
 
 @xframe_options_exempt

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.crowd.services import crowd_batch_create
 from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import CrowdAssignment, CrowdBonus, Job, JobKind
+from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, Job, JobKind
 from annotation.services.submission import Answer
 
 from .conftest import assignment_id, hit_id
@@ -138,3 +138,25 @@ def test_review_and_assignment_lists_take_a_fixed_number_of_queries(admin_client
     submitted(2, "AW2")
     submitted(3, "AW3")
     assert (count(review), count(changelist)) == before
+
+
+def test_adding_a_batch_with_bad_mturk_settings_is_refused_in_the_form(admin_client, dataset):
+    response = admin_client.post(
+        reverse("admin:annotation_crowdbatch_add"),
+        {
+            "dataset": dataset.pk,
+            "name": "bad",
+            "provider": "mturk",
+            "settings": '{"reward": "1"}',
+            "status": "draft",
+        },
+    )
+    assert response.status_code == 200 and "must be dollars with two decimals" in response.content.decode()
+    assert not CrowdBatch.objects.exists()
+
+
+def test_the_plan_page_says_when_production_is_off(admin_client, dataset, settings):
+    settings.WELLCHOSEN_MTURK_ALLOW_PRODUCTION = False
+    batch = crowd_batch_create(dataset=dataset, provider="mturk", name="prod2", production=True)
+    html = admin_client.get(reverse("admin:annotation_crowdbatch_plan", args=[batch.pk])).content.decode()
+    assert 'id="production-off"' in html

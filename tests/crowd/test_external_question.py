@@ -143,3 +143,11 @@ def test_a_blocked_worker_cannot_submit(client, published_tasks):
     html = accepted(client).content.decode()
     Annotator.objects.filter(external_id="AW1").update(is_blocked=True)
     assert submit(client, html).status_code == 400 and not Score.objects.exists()
+
+
+def test_an_allow_list_changed_after_entry_keeps_the_scores_and_says_so(client, published_tasks, settings):
+    html = accepted(client).content.decode()
+    settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS = ["https://www.mturk.com"]
+    response = submit(client, html)
+    assert response.status_code == 400 and "Your scores are saved" in response.content.decode()
+    assert Score.objects.count() == 2
