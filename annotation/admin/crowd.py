@@ -22,6 +22,7 @@ from annotation.crowd.services import (
     crowd_review_suggestions,
     crowd_worker_block,
     crowd_worker_unblock,
+    crowd_workers_notify,
 )
 from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask, JobKind
 from annotation.services.errors import UserError
@@ -39,6 +40,11 @@ class BonusForm(forms.Form):
     amount = forms.DecimalField(min_value=Decimal("0.01"), max_digits=8, decimal_places=2, help_text="dollars")
     reason = forms.CharField(max_length=1024, widget=forms.Textarea, help_text="The worker sees this")
     purpose = forms.SlugField(max_length=40, initial="bonus", help_text="One bonus per assignment and purpose")
+
+
+class NotifyForm(forms.Form):
+    subject = forms.CharField(max_length=200)
+    message = forms.CharField(max_length=4096, widget=forms.Textarea)
 
 
 class ApprovalsForm(forms.Form):
@@ -82,9 +88,10 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     @admin.display(description="")
     def links(self, obj):
         return format_html(
-            '<a href="{}">plan &amp; publish</a> · <a href="{}">review</a>',
+            '<a href="{}">plan &amp; publish</a> · <a href="{}">review</a> · <a href="{}">message workers</a>',
             reverse("admin:annotation_crowdbatch_plan", args=[obj.pk]),
             reverse("admin:annotation_crowdbatch_review", args=[obj.pk]),
+            reverse("admin:annotation_crowdbatch_notify", args=[obj.pk]),
         )
 
     def get_urls(self):
@@ -93,6 +100,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             path("<int:pk>/plan/", view(self.plan_view), name="annotation_crowdbatch_plan"),
             path("<int:pk>/review/", view(self.review_view), name="annotation_crowdbatch_review"),
             path("<int:pk>/approvals/", view(self.approvals_view), name="annotation_crowdbatch_approvals"),
+            path("<int:pk>/notify/", view(self.notify_view), name="annotation_crowdbatch_notify"),
         ] + super().get_urls()
 
     def plan_view(self, request, pk):
@@ -150,6 +158,19 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             "suggestions": suggestions,
         }
         return TemplateResponse(request, "admin/wellchosen/crowd_review.html", context)
+
+    def notify_view(self, request, pk):
+        batch = get_object_or_404(CrowdBatch, pk=pk)
+        form = NotifyForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                sent = crowd_workers_notify(batch=batch, **form.cleaned_data)
+            except UserError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Message sent to {sent['workers']} worker(s), {sent['failed']} failed.")
+                return redirect("admin:annotation_crowdbatch_plan", pk=batch.pk)
+        return render_form(request, self, form=form, title=f"Message the workers of {batch.name}")
 
     def approvals_view(self, request, pk):
         batch = get_object_or_404(CrowdBatch, pk=pk)

@@ -191,6 +191,19 @@ def crowd_worker_unblock(*, worker: Annotator, reason: str, batch: CrowdBatch | 
         provider_for(batch=batch, **kw).unblock(worker=worker, reason=reason, batch=batch)
 
 
+def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, **kw) -> dict:
+    """Message every worker who took part in the batch (MTurk NotifyWorkers, 100 ids per call)."""
+    if not subject.strip() or len(subject) > 200:
+        raise UserError("the subject must have 1 to 200 characters")
+    if not message.strip() or len(message) > 4096:
+        raise UserError("the message must have 1 to 4096 characters")
+    workers = sorted(set(batch.assignments.values_list("worker__external_id", flat=True)))
+    if not workers:
+        raise UserError("nobody has worked on this batch yet")
+    failed = provider_for(batch=batch, **kw).notify(batch=batch, worker_ids=workers, subject=subject, message=message)
+    return {"workers": len(workers), "failed": failed}
+
+
 def crowd_batch_expire(*, batch: CrowdBatch, **kw) -> None:
     if batch.status == CrowdBatchStatus.EXPIRED:
         return

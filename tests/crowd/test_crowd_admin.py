@@ -160,3 +160,16 @@ def test_the_plan_page_says_when_production_is_off(admin_client, dataset, settin
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="prod2", production=True)
     html = admin_client.get(reverse("admin:annotation_crowdbatch_plan", args=[batch.pk])).content.decode()
     assert 'id="production-off"' in html
+
+
+def test_messaging_the_workers_of_a_batch_notifies_them_on_mturk(admin_client, published_tasks, mturk):
+    submitted(1, "AW1")
+    submitted(2, "AW2")
+    mturk.add_response(
+        "notify_workers",
+        {"NotifyWorkersFailureStatuses": []},
+        {"Subject": "More HITs", "MessageText": "New dialogues tomorrow.", "WorkerIds": ["AW1", "AW2"]},
+    )
+    url = reverse("admin:annotation_crowdbatch_notify", args=[published_tasks[0].batch_id])
+    response = admin_client.post(url, {"subject": "More HITs", "message": "New dialogues tomorrow."}, follow=True)
+    assert "Message sent to 2 worker(s), 0 failed." in response.content.decode()
