@@ -12,6 +12,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -112,6 +113,7 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
         "labels": dataset.error_labels or DEFAULT_ERROR_LABELS,
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
+        "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
     }
     return _framable(render(request, "crowd/unit.html", context, status=status))
 

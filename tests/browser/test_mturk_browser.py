@@ -13,7 +13,7 @@ from annotation.models import CrowdTask, Score
 from annotation.services.assignment import annotation_open
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
-from .test_annotator_browser import browser  # noqa: F401  (the chromium fixture)
+from .test_annotator_browser import SCREENSHOTS, browser  # noqa: F401  (the chromium fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 HIT = "3HIT00000000000000000000000001"
@@ -104,8 +104,12 @@ def test_a_worker_previews_accepts_scores_and_submits_through_mturk(browser, hit
     )
     page.goto(f"{fake.origin}/hit")
     frame = page.frame_locator("#hit")
+    assert frame.locator("#submit").is_disabled()  # the page script runs: nothing scored yet
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "mturk-hit.png", full_page=True)
     for i, value in enumerate(("4", "1")):
         frame.locator(".response").nth(i).locator(f"label:has(input[value='{value}'])").click()
+    assert frame.locator("#left").inner_text() == "All scored"
     frame.locator("#submit").click()
     frame.locator("#done").wait_for(timeout=10_000)
     deadline = time.monotonic() + 5
