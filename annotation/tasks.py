@@ -30,3 +30,13 @@ def build_testset_job(job_id: int) -> None:
 @shared_task(acks_late=True)
 def quality_refresh_job(job_id: int) -> None:
     job_execute(job_id=job_id, handler=HANDLERS[JobKind.QUALITY_REFRESH])
+
+
+@shared_task(acks_late=True)
+def crowd_publish_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.CROWD_PUBLISH])
+
+
+@shared_task(acks_late=True)
+def crowd_sync_job(job_id: int) -> None:
+    job_execute(job_id=job_id, handler=HANDLERS[JobKind.CROWD_SYNC])

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from . import corpus, jobs, release, scoring  # noqa: F401  (registers the ModelAdmins)
+from . import corpus, crowd, jobs, release, scoring  # noqa: F401  (registers the ModelAdmins)
 
 admin.site.site_header = "WellChosen administration"
 admin.site.site_title = "WellChosen"

@@ -7,6 +7,17 @@ from .assignment import (
     QuestionWork,
 )
 from .corpus import Candidate, CandidateSource, Context, Dataset, Question, Turn
+from .crowd import (
+    CrowdAssignment,
+    CrowdAssignmentStatus,
+    CrowdBatch,
+    CrowdBatchStatus,
+    CrowdBonus,
+    CrowdBonusStatus,
+    CrowdProvider,
+    CrowdTask,
+    CrowdTaskStatus,
+)
 from .jobs import Job, JobKind, JobStatus, job_cache_key
 from .release import TestSet, TestSetCandidate, TestSetQuestion
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
@@ -23,6 +34,15 @@ __all__ = [
     "Candidate",
     "CandidateSource",
     "Context",
+    "CrowdAssignment",
+    "CrowdAssignmentStatus",
+    "CrowdBatch",
+    "CrowdBatchStatus",
+    "CrowdBonus",
+    "CrowdBonusStatus",
+    "CrowdProvider",
+    "CrowdTask",
+    "CrowdTaskStatus",
     "Dataset",
     "FilterRules",
     "Job",

@@ -19,6 +19,8 @@ class JobKind(models.TextChoices):
     BUILD_INDEXES = "build_indexes", "build search indexes"
     BUILD_POOLS = "build_pools", "build candidate pools"
     QUALITY_REFRESH = "quality_refresh", "refresh quality and agreement"
+    CROWD_PUBLISH = "crowd_publish", "publish a crowd batch"
+    CROWD_SYNC = "crowd_sync", "sync a crowd batch"
 
 
 class JobStatus(models.TextChoices):

@@ -174,3 +174,53 @@ def _unrelated_text(work: QuestionWork) -> str | None:
         return None
     offset = random.randrange(ids["lo"])
     return bounds.order_by("id").values_list("ground_truth", flat=True)[offset]
+
+
+def unit_lease_question(
+    *, annotator: Annotator, question_id: int, lease_seconds: int | None = None, provider_ref: str = ""
+) -> Assignment:
+    """Lease one given unit to an annotator (a crowd task names its question; unit_next picks one).
+
+    Returns the annotator's lease on it if they hold one; refuses a unit they already scored, one
+    that needs nobody else, and blocked annotators."""
+    if annotator.is_blocked:
+        raise UserError("this annotator is blocked")
+    leases_reclaim()
+    with transaction.atomic():
+        Annotator.objects.select_for_update().filter(pk=annotator.pk).first()
+        work = QuestionWork.objects.select_for_update().select_related("dataset").filter(pk=question_id).first()
+        if work is None:
+            raise UserError("this unit is not open for annotation")
+        lease = timedelta(seconds=lease_seconds) if lease_seconds else timedelta(minutes=work.dataset.lease_minutes)
+        existing = Assignment.objects.select_for_update().filter(question_id=question_id, annotator=annotator).first()
+        if existing is not None:
+            if existing.status == AssignmentStatus.SUBMITTED:
+                raise UserError("you have already scored this unit")
+            if existing.status == AssignmentStatus.RELEASED:
+                raise UserError("this unit was taken back (the annotator was blocked)")
+            if existing.status == AssignmentStatus.EXPIRED:
+                if work.slots_taken >= work.slots_needed:
+                    raise UserError("this unit needs no more annotators")
+                QuestionWork.objects.filter(pk=work.pk).update(slots_taken=F("slots_taken") + 1)
+            existing.status = AssignmentStatus.LEASED
+            existing.leased_until = max(existing.leased_until, timezone.now() + lease)
+            existing.provider_ref = provider_ref or existing.provider_ref
+            existing.save(update_fields=["status", "leased_until", "provider_ref"])
+            return existing
+        if not work.is_open or work.slots_taken >= work.slots_needed:
+            raise UserError("this unit needs no more annotators")
+        candidates = question_open_candidates(
+            question_id=question_id, dataset=work.dataset, rules=filter_rules_current()
+        )
+        if not candidates:
+            QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
+            raise UserError("this unit needs no more annotators")
+        assignment = Assignment.objects.create(
+            question_id=question_id,
+            annotator=annotator,
+            items=_items(work, annotator, candidates),
+            leased_until=timezone.now() + lease,
+            provider_ref=provider_ref,
+        )
+        QuestionWork.objects.filter(pk=work.pk).update(slots_taken=F("slots_taken") + 1)
+        return assignment

@@ -66,10 +66,30 @@ def quality_refresh_handler(job: Job, progress: JobProgress) -> dict:
     }
 
 
+def crowd_publish_handler(job: Job, progress: JobProgress) -> dict:
+    from annotation.crowd.services import crowd_batch_publish
+    from annotation.models import CrowdBatch
+
+    batch = CrowdBatch.objects.select_related("dataset").get(pk=job.params["batch_id"])
+    published = crowd_batch_publish(batch=batch, confirm_production=job.params.get("confirm_production", False))
+    return {"batch": batch.name, "published_tasks": published}
+
+
+def crowd_sync_handler(job: Job, progress: JobProgress) -> dict:
+    from annotation.crowd.services import crowd_batch_sync
+    from annotation.models import CrowdBatch
+
+    batch = CrowdBatch.objects.select_related("dataset").get(pk=job.params["batch_id"])
+    report = crowd_batch_sync(batch=batch)
+    return {"batch": batch.name, **report.as_dict()}
+
+
 HANDLERS = {
     JobKind.IMPORT_DIALOGUES: import_dialogues,
     JobKind.IMPORT_TESTSET: import_testset,
     JobKind.IMPORT_SCORES: import_scores,
     JobKind.BUILD_TESTSET: build_testset,
     JobKind.QUALITY_REFRESH: quality_refresh_handler,
+    JobKind.CROWD_PUBLISH: crowd_publish_handler,
+    JobKind.CROWD_SYNC: crowd_sync_handler,
 }

@@ -32,6 +32,8 @@ JOB_TASKS: dict[str, tuple[str, str]] = {
     JobKind.IMPORT_SCORES: ("annotation.tasks.import_scores_job", "default"),
     JobKind.BUILD_TESTSET: ("annotation.tasks.build_testset_job", "default"),
     JobKind.QUALITY_REFRESH: ("annotation.tasks.quality_refresh_job", "default"),
+    JobKind.CROWD_PUBLISH: ("annotation.tasks.crowd_publish_job", "default"),
+    JobKind.CROWD_SYNC: ("annotation.tasks.crowd_sync_job", "default"),
     # Encoding a repository wants a GPU: these go to settings.WELLCHOSEN_GPU_QUEUE.
     JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
     JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),

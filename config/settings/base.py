@@ -46,6 +46,25 @@ WELLCHOSEN_QC_THRESHOLDS = {
 # with docker compose set it to "gpu" when the gpu-worker profile runs.
 WELLCHOSEN_GPU_QUEUE = env_str("WELLCHOSEN_GPU_QUEUE", "gpu")
 
+# Crowd providers (README, "Crowd providers"). Credentials never live in the database: MTurk uses
+# the standard AWS configuration (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws, a role),
+# Prolific the PROLIFIC_API_TOKEN variable.
+# Public HTTPS address of this site: the annotator page that MTurk frames and link workers open.
+WELLCHOSEN_PUBLIC_URL = env_str("WELLCHOSEN_PUBLIC_URL", "")
+WELLCHOSEN_MTURK_SANDBOX_ENDPOINT = env_str(
+    "WELLCHOSEN_MTURK_SANDBOX_ENDPOINT", "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
+)
+# Production (real money) needs this and the batch's own "production" box, confirmed in the admin.
+WELLCHOSEN_MTURK_ALLOW_PRODUCTION = env_bool("WELLCHOSEN_MTURK_ALLOW_PRODUCTION", False)
+# Where a finished ExternalQuestion may post (turkSubmitTo): anything else is refused (open redirect).
+WELLCHOSEN_CROWD_SUBMIT_HOSTS = env_list(
+    "WELLCHOSEN_CROWD_SUBMIT_HOSTS", ["https://workersandbox.mturk.com", "https://www.mturk.com"]
+)
+WELLCHOSEN_CROWD_RETRIES = env_int("WELLCHOSEN_CROWD_RETRIES", 5)  # throttled calls, with exponential backoff
+WELLCHOSEN_CROWD_RETRY_BASE_SECONDS = float(env_str("WELLCHOSEN_CROWD_RETRY_BASE_SECONDS", "1.0"))
+WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS = env_int("WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS", 30)
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -1,0 +1,85 @@
+"""What a batch will cost before it is published, and per question that survives the filter rules."""
+
+from dataclasses import asdict, dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db.models import Sum
+
+from annotation.models import CrowdBatch, CrowdBonus, CrowdProvider, QuestionWork
+from annotation.selectors import filter_preview, filter_rules_current
+
+CENT = Decimal("0.01")
+
+
+@dataclass
+class CostEstimate:
+    units: int
+    assignments_per_unit: int
+    reward: Decimal
+    fee_rate: Decimal
+    rewards: Decimal
+    fees: Decimal
+    bonuses: Decimal
+    total: Decimal
+    expected_yield: float | None  # share of questions a release built now would keep
+    per_finished_question: Decimal | None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in asdict(self).items()}
+
+
+def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -> CostEstimate:
+    """reward x assignments x (1 + commission) + bonuses, over the units the batch has (or would
+    have if published now), and divided by the questions the filter rules are expected to keep."""
+    from .base import provider_for
+
+    dataset = batch.dataset
+    k = dataset.annotators_per_item
+    settings = batch.settings or {}
+    units = batch.tasks.count() or QuestionWork.objects.filter(dataset=dataset, is_open=True).count()
+    if not units:
+        units = dataset.questions.filter(derived_from__isnull=True).count()
+    if batch.max_units is not None:
+        units = min(units, batch.max_units)
+    reward = Decimal(str(settings.get("reward", "0.30" if batch.provider == CrowdProvider.MTURK else "0")))
+    if fee_rate is None:
+        if batch.provider == CrowdProvider.MTURK:
+            fee_rate = Decimal("0.40") if k >= 10 else Decimal("0.20")
+        elif batch.provider == CrowdProvider.PROLIFIC:
+            fee_rate = Decimal(str(settings.get("fee_rate", "0.333")))
+        elif batch.provider == CrowdProvider.LINK:
+            fee_rate = Decimal(str(settings.get("fee_rate", "0")))
+        else:
+            fee_rate = provider_for(batch=batch).fee_rate
+    rewards = (reward * units * k).quantize(CENT)
+    fees = (rewards * fee_rate).quantize(CENT, rounding=ROUND_HALF_UP)
+    planned_bonus = Decimal(str(settings.get("bonus_per_assignment", "0"))) * units * k
+    recorded = CrowdBonus.objects.filter(crowd_assignment__batch=batch).aggregate(s=Sum("amount"))["s"] or Decimal(0)
+    bonuses = (max(planned_bonus, recorded) * (1 + fee_rate)).quantize(CENT)
+    total = rewards + fees + bonuses
+    preview = filter_preview(dataset=dataset, rules=filter_rules_current())
+    expected_yield = preview.buildable_questions / preview.questions if preview.questions else None
+    per_question = None
+    if expected_yield and units:
+        per_question = (total / (Decimal(units) * Decimal(str(expected_yield)))).quantize(CENT)
+    warnings = []
+    if batch.provider == CrowdProvider.MTURK and k >= 10:
+        warnings.append(f"{k} assignments per HIT: 20 % extra commission (split into HITs of 9 or fewer to avoid it)")
+    if expected_yield is None:
+        warnings.append("no questions yet: the cost per finished question needs a filter preview")
+    elif expected_yield == 0:
+        warnings.append("the filter rules keep no question yet (too few scores?): no cost per finished question")
+    return CostEstimate(
+        units=units,
+        assignments_per_unit=k,
+        reward=reward,
+        fee_rate=fee_rate,
+        rewards=rewards,
+        fees=fees,
+        bonuses=bonuses,
+        total=total,
+        expected_yield=expected_yield,
+        per_finished_question=per_question,
+        warnings=warnings,
+    )

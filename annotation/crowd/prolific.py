@@ -1,0 +1,195 @@
+"""Prolific as a crowd provider, over its REST API (``Authorization: Token ...``).
+
+A batch is one study: its external URL is the batch's signed link with Prolific's
+``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` placeholders; places = K and every participant
+scores every unit of the batch (so each unit gets K annotators); the participant gets the study's
+completion code at the end. Sync reads the study's submissions; review, bonuses and stopping are
+Prolific's transitions. The token comes from ``PROLIFIC_API_TOKEN``, never from the database.
+"""
+
+import json
+import logging
+import os
+import time
+import urllib.error
+import urllib.request
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import (
+    CrowdAssignment,
+    CrowdAssignmentStatus,
+    CrowdBatch,
+    CrowdBonus,
+    CrowdProvider,
+)
+from annotation.services.errors import UserError
+
+from .base import Provider, SyncReport
+from .link import LinkProvider, link_url
+
+logger = logging.getLogger(__name__)
+
+_STATUS = {
+    "AWAITING REVIEW": CrowdAssignmentStatus.SUBMITTED,
+    "APPROVED": CrowdAssignmentStatus.APPROVED,
+    "REJECTED": CrowdAssignmentStatus.REJECTED,
+    "RETURNED": CrowdAssignmentStatus.RETURNED,
+    "TIMED-OUT": CrowdAssignmentStatus.RETURNED,
+}
+RETRY_STATUSES = {429, 502, 503, 504}
+
+
+class ProlificError(UserError):
+    pass
+
+
+class ProlificApi:
+    def __init__(self, *, base_url: str | None = None, token: str | None = None, sleep=time.sleep) -> None:
+        self.base_url = (base_url or settings.PROLIFIC_API_URL).rstrip("/") + "/"
+        self.token = token if token is not None else os.environ.get("PROLIFIC_API_TOKEN", "")
+        self.sleep = sleep
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        if not self.token:
+            raise ProlificError("set PROLIFIC_API_TOKEN to use Prolific")
+        url = path if path.startswith("http") else self.base_url + path.lstrip("/")
+        data = None if body is None else json.dumps(body).encode()
+        attempts = max(1, settings.WELLCHOSEN_CROWD_RETRIES)
+        for attempt in range(attempts):
+            request = urllib.request.Request(url, data=data, method=method)
+            request.add_header("Authorization", f"Token {self.token}")
+            request.add_header("Accept", "application/json")
+            if data is not None:
+                request.add_header("Content-Type", "application/json")
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    raw = response.read()
+                    return json.loads(raw) if raw else {}
+            except urllib.error.HTTPError as exc:
+                if exc.code in RETRY_STATUSES and attempt + 1 < attempts:
+                    delay = settings.WELLCHOSEN_CROWD_RETRY_BASE_SECONDS * (2**attempt)
+                    logger.warning("Prolific %s %s: HTTP %s, retrying in %.1f s", method, path, exc.code, delay)
+                    self.sleep(delay)
+                    continue
+                detail = exc.read().decode("utf-8", "replace")[:500]
+                raise ProlificError(f"Prolific {method} {path}: HTTP {exc.code}: {detail}") from exc
+            except urllib.error.URLError as exc:
+                raise ProlificError(f"Prolific {method} {path}: {exc.reason}") from exc
+        raise AssertionError("unreachable")
+
+    def pages(self, path: str):
+        """Every result of a paginated list (``_links.next.href``)."""
+        url = path
+        while url:
+            page = self.call("GET", url)
+            yield from page.get("results", [])
+            url = ((page.get("_links") or {}).get("next") or {}).get("href")
+
+
+class ProlificProvider(Provider):
+    name = CrowdProvider.PROLIFIC
+
+    def __init__(self, *, api: ProlificApi | None = None) -> None:
+        self.api = api or ProlificApi()
+
+    def fee(self, *, batch: CrowdBatch) -> Decimal:
+        return Decimal(str((batch.settings or {}).get("fee_rate", "0.333")))
+
+    def publish(self, *, batch: CrowdBatch) -> None:
+        LinkProvider().publish(batch=batch)  # tasks open, completion code made
+        batch.refresh_from_db()
+        if not batch.external_id:
+            existing = [s for s in self.api.pages("studies/") if s.get("internal_name") == batch.token]
+            study = existing[0] if existing else self.api.call("POST", "studies/", self._study(batch))
+            batch.external_id = study["id"]
+            batch.save(update_fields=["external_id"])
+            self.api.call("POST", f"studies/{batch.external_id}/transition/", {"action": "PUBLISH"})
+
+    def _study(self, batch: CrowdBatch) -> dict:
+        config = batch.settings or {}
+        reward = Decimal(str(config.get("reward", "0")))
+        if reward <= 0:
+            raise UserError("a Prolific study needs a reward (setting reward, in the account's currency)")
+        url = link_url(batch=batch)
+        if not url.startswith("https://"):
+            raise UserError("set WELLCHOSEN_PUBLIC_URL to this site's https:// address")
+        return {
+            "name": config.get("title", "Rate replies in short dialogues"),
+            "internal_name": batch.token,
+            "description": config.get("description", "Score how well replies fit short dialogues (0-5)."),
+            "external_study_url": url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+            "&SESSION_ID={{%SESSION_ID%}}",
+            "prolific_id_option": "url_parameters",
+            "completion_codes": [
+                {
+                    "code": batch.completion_code,
+                    "code_type": "COMPLETED",
+                    "actions": [{"action": "MANUALLY_REVIEW"}],
+                }
+            ],
+            "total_available_places": batch.dataset.annotators_per_item,
+            "estimated_completion_time": int(config.get("estimated_minutes", 15)),
+            "reward": int(reward * 100),
+            "device_compatibility": ["desktop", "tablet", "mobile"],
+        }
+
+    def sync(self, *, batch: CrowdBatch) -> SyncReport:
+        report = SyncReport(tasks=batch.tasks.count())
+        if not batch.external_id:
+            return report
+        for submission in self.api.pages(f"studies/{batch.external_id}/submissions/"):
+            report.seen += 1
+            status = _STATUS.get(submission.get("status", ""))
+            mine = CrowdAssignment.objects.filter(batch=batch, worker__external_id=submission["participant_id"])
+            if not mine.exists():
+                report.submitted_without_scores.append(submission["id"])
+                continue
+            with transaction.atomic():
+                first = mine.filter(imported_at__isnull=True).exists()
+                values = {"external_status": submission.get("status", "")}
+                if status is not None:
+                    values["status"] = status
+                mine.update(**values)
+                for ca in mine.select_for_update():
+                    ca.answer = {**(ca.answer or {}), "submission_id": submission["id"]}
+                    ca.imported_at = ca.imported_at or timezone.now()
+                    ca.save(update_fields=["answer", "imported_at"])
+            if first:
+                report.imported += 1
+            else:
+                report.already_imported += 1
+        return report
+
+    def _submission(self, ca: CrowdAssignment) -> str:
+        submission = (ca.answer or {}).get("submission_id")
+        if not submission:
+            raise UserError("sync the batch first: this participant's Prolific submission is not known yet")
+        return submission
+
+    def approve(self, *, crowd_assignment: CrowdAssignment, feedback: str, override_rejection: bool = False) -> None:
+        self.api.call("POST", f"submissions/{self._submission(crowd_assignment)}/transition/", {"action": "APPROVE"})
+
+    def reject(self, *, crowd_assignment: CrowdAssignment, feedback: str) -> None:
+        self.api.call(
+            "POST",
+            f"submissions/{self._submission(crowd_assignment)}/transition/",
+            {"action": "REJECT", "message": feedback, "rejection_category": "LOW_EFFORT"},
+        )
+
+    def bonus(self, *, bonus: CrowdBonus) -> None:
+        ca = bonus.crowd_assignment
+        setup = self.api.call(
+            "POST",
+            "submissions/bonus-payments/",
+            {"study_id": ca.batch.external_id, "csv_bonuses": f"{ca.worker.external_id},{bonus.amount:.2f}"},
+        )
+        self.api.call("POST", f"bulk-bonus-payments/{setup['id']}/pay/", {})
+
+    def expire(self, *, batch: CrowdBatch) -> None:
+        LinkProvider().expire(batch=batch)
+        if batch.external_id:
+            self.api.call("POST", f"studies/{batch.external_id}/transition/", {"action": "STOP"})

@@ -1,0 +1,80 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import CrowdBatch, CrowdProvider, Dataset, JobKind
+from annotation.services.errors import UserError
+from annotation.services.job_commands import format_report, job_run_here
+from annotation.services.job_handlers import HANDLERS
+
+
+class Command(BaseCommand):
+    help = "Crowd batches: create, cost, publish, sync, status, expire, import link approvals."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        create = sub.add_parser("create", help="a new batch (draft)")
+        create.add_argument("--dataset", required=True)
+        create.add_argument("--provider", required=True, choices=CrowdProvider.values)
+        create.add_argument("--name", required=True)
+        create.add_argument("--settings", default="{}", help="JSON object of provider settings (see the README)")
+        create.add_argument("--max-units", type=int, default=None)
+        create.add_argument("--production", action="store_true", help="MTurk: real money (needs --confirm on publish)")
+        for name in ("cost", "status", "sync", "expire"):
+            sub.add_parser(name).add_argument("batch", type=int)
+        publish = sub.add_parser("publish")
+        publish.add_argument("batch", type=int)
+        publish.add_argument("--confirm-production", action="store_true")
+        approvals = sub.add_parser("approvals", help="import a link platform's approvals CSV")
+        approvals.add_argument("batch", type=int)
+        approvals.add_argument("path", type=Path)
+
+    def handle(self, *args, **o):
+        try:
+            self.stdout.write(format_report(self._run(o)))
+        except UserError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _run(self, o) -> dict:
+        from annotation.crowd.costs import crowd_cost_estimate
+        from annotation.crowd.link import link_approvals_import
+        from annotation.crowd.services import crowd_batch_create, crowd_batch_expire, crowd_batch_status
+
+        action = o["action"]
+        if action == "create":
+            dataset = Dataset.objects.filter(name=o["dataset"]).first()
+            if dataset is None:
+                raise CommandError(f"no dataset {o['dataset']!r}")
+            try:
+                settings = json.loads(o["settings"])
+            except ValueError as exc:
+                raise CommandError(f"--settings is not JSON: {exc}") from exc
+            if not isinstance(settings, dict):
+                raise CommandError("--settings must be a JSON object")
+            batch = crowd_batch_create(
+                dataset=dataset,
+                provider=o["provider"],
+                name=o["name"],
+                settings=settings,
+                max_units=o["max_units"],
+                production=o["production"],
+            )
+            return {"batch": batch.pk, "name": batch.name, "provider": batch.provider, "status": batch.status}
+        batch = CrowdBatch.objects.select_related("dataset").filter(pk=o["batch"]).first()
+        if batch is None:
+            raise CommandError(f"no crowd batch {o['batch']}")
+        if action == "cost":
+            return crowd_cost_estimate(batch=batch).as_dict()
+        if action == "status":
+            return crowd_batch_status(batch=batch)
+        if action == "expire":
+            crowd_batch_expire(batch=batch)
+            return crowd_batch_status(batch=batch)
+        if action == "approvals":
+            return link_approvals_import(batch=batch, path=o["path"])
+        kind = JobKind.CROWD_PUBLISH if action == "publish" else JobKind.CROWD_SYNC
+        params = {"batch_id": batch.pk}
+        if action == "publish":
+            params["confirm_production"] = o["confirm_production"]
+        return job_run_here(kind=kind, params=params, handler=HANDLERS[kind]).result

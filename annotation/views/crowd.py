@@ -1,0 +1,190 @@
+"""Crowd workers' pages: MTurk's ExternalQuestion (framed by MTurk, no login) and signed links.
+
+Workers have no account: MTurk's assignmentId/hitId/workerId are checked against our published
+HITs, and the page they work on posts back with a signed token for their assignment (MTurk frames
+us on its own site, where the browser may not send our session cookie), kept in the session too.
+"""
+
+import random
+import secrets
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from annotation.crowd.link import link_batch, link_done, link_next, link_token, link_worker
+from annotation.crowd.work import (
+    PREVIEW_ASSIGNMENT,
+    answers_encode,
+    crowd_unit_submit,
+    mturk_enter,
+    submit_to_check,
+    task_for_hit,
+    unit_from_token,
+    unit_token,
+)
+from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
+from annotation.selectors import unit_display
+from annotation.services.errors import UserError
+
+from .annotate import GUIDELINES, _answers, _int
+
+_SESSION_KEY = "crowd_assignments"
+
+
+def _framable(response: HttpResponse) -> HttpResponse:
+    """MTurk shows the page in a frame on its own site: allow exactly those sites to frame it."""
+    response["Content-Security-Policy"] = "frame-ancestors 'self' " + " ".join(settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS)
+    return response
+
+
+def _message(request: HttpRequest, title: str, message: str, status: int = 200) -> HttpResponse:
+    return _framable(render(request, "crowd/message.html", {"title": title, "message": message}, status=status))
+
+
+def _remember(request: HttpRequest, crowd_assignment_id: int) -> None:
+    known = request.session.get(_SESSION_KEY, [])
+    if crowd_assignment_id not in known:
+        request.session[_SESSION_KEY] = [*known[-49:], crowd_assignment_id]
+
+
+@xframe_options_exempt
+@require_http_methods(["GET"])
+def crowd_mturk(request: HttpRequest) -> HttpResponse:
+    """The ExternalURL of every HIT. Preview (assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE): the unit,
+    read only. Accepted: the worker's own unit to score."""
+    params = request.GET
+    assignment_id = params.get("assignmentId", "")
+    try:
+        if assignment_id in ("", PREVIEW_ASSIGNMENT):
+            task = task_for_hit(hit_id=params.get("hitId", ""))
+            return _framable(render(request, "crowd/unit.html", _preview_context(task)))
+        ca = mturk_enter(
+            hit_id=params.get("hitId", ""),
+            assignment_id=assignment_id,
+            worker_id=params.get("workerId", ""),
+            submit_to=params.get("turkSubmitTo", ""),
+        )
+    except UserError as exc:
+        return _message(request, "This HIT cannot be worked on", str(exc), status=403)
+    _remember(request, ca.pk)
+    if ca.assignment.status == AssignmentStatus.SUBMITTED:
+        return _submit_page(request, ca, "")
+    return _unit_page(request, ca)
+
+
+@csrf_exempt  # the signed token in the URL is the proof (no cookie reaches a framed page reliably)
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        ca = unit_from_token(token=token)
+    except UserError as exc:
+        return _message(request, "This work link is not valid", str(exc), status=403)
+    if request.method != "POST":
+        return _unit_page(request, ca)
+    answers, given = _answers(request, ca.assignment)
+    try:
+        crowd_unit_submit(crowd_assignment=ca, answers=answers, duration_ms=_int(request.POST.get("duration_ms")))
+    except UserError as exc:
+        return _unit_page(request, ca, error=str(exc), given=given, status=400)
+    if ca.provider == CrowdProvider.MTURK:
+        return _submit_page(request, ca, answers_encode(answers))
+    return redirect("crowd-link-next", token=link_token(batch=ca.batch))
+
+
+def _unit_page(request, ca, *, error: str = "", given: dict | None = None, status: int = 200) -> HttpResponse:
+    assignment = ca.assignment
+    if assignment.status != AssignmentStatus.LEASED and not error:
+        return _message(request, "This unit is closed", "It was submitted already or its time ran out.")
+    unit = unit_display(assignment=assignment)
+    for response in unit["responses"]:
+        response.update((given or {}).get(response["key"], {"value": "", "labels": []}))
+    dataset = assignment.question.dataset
+    context = {
+        "unit": unit,
+        "error": error,
+        "guidelines": GUIDELINES,
+        "labels": dataset.error_labels or DEFAULT_ERROR_LABELS,
+        "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
+        "preview": False,
+        "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
+    }
+    return _framable(render(request, "crowd/unit.html", context, status=status))
+
+
+def _preview_context(task) -> dict:
+    """What a worker sees before accepting: the dialogue and the replies, inputs disabled; the
+    order is random and nothing marks the ground truth."""
+    turns = list(Turn.objects.filter(context_id=task.question.context_id).order_by("position"))
+    texts = list(task.question.candidates.values_list("text", flat=True))
+    random.shuffle(texts)
+    return {
+        "unit": {
+            "turns": [
+                {"speaker": t.speaker or "AB"[i % 2], "side": "left" if i % 2 == 0 else "right", "text": t.text}
+                for i, t in enumerate(turns)
+            ],
+            "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
+        },
+        "guidelines": GUIDELINES,
+        "labels": task.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
+        "preview": True,
+        "action": "",
+    }
+
+
+def _submit_page(request, ca, answers: str) -> HttpResponse:
+    """The auto-submitting form that hands the assignment to MTurk (scores are already saved)."""
+    try:
+        action = submit_to_check(url=ca.submit_to)
+    except UserError as exc:
+        return _message(request, "Your scores are saved", f"but they cannot be sent to MTurk from here: {exc}", 400)
+    context = {"action": action, "assignment_id": ca.external_id, "answers": answers}
+    return _framable(render(request, "crowd/submit.html", context))
+
+
+@xframe_options_exempt
+@require_http_methods(["GET"])
+def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A link worker arrives with their id (?worker=, or Prolific's PROLIFIC_PID)."""
+    try:
+        batch = link_batch(token=token)
+        worker = link_worker(batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", ""))
+        study = request.GET.get("STUDY_ID")
+        if study and batch.provider == CrowdProvider.PROLIFIC and study != batch.external_id:
+            raise UserError("this link belongs to another Prolific study")
+    except UserError as exc:
+        return _message(request, "This link cannot be used", str(exc), status=403)
+    request.session[f"crowd_link_{batch.pk}"] = token
+    request.session[f"crowd_link_worker_{batch.pk}"] = worker.pk
+    return redirect("crowd-link-next", token=token)
+
+
+@xframe_options_exempt
+@require_http_methods(["GET"])
+def crowd_link_next(request: HttpRequest, token: str) -> HttpResponse:
+    from annotation.models import Annotator
+
+    try:
+        batch = link_batch(token=token)
+        worker = Annotator.objects.filter(pk=request.session.get(f"crowd_link_worker_{batch.pk}")).first()
+        if worker is None:
+            raise UserError("open the study from the link you were given (it carries your worker id)")
+        ca = link_next(batch=batch, worker=worker)
+    except UserError as exc:
+        return _message(request, "No work here", str(exc), status=403)
+    if ca is None:
+        done = link_done(batch=batch, worker=worker)
+        if not done:
+            return _message(request, "Nothing left to score", "All units of this study are done. Thank you!")
+        return _framable(
+            render(request, "crowd/done.html", {"code": batch.completion_code, "done": done, "batch": batch})
+        )
+    _remember(request, ca.pk)
+    return redirect("crowd-unit", token=unit_token(crowd_assignment=ca))

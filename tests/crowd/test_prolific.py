@@ -1,0 +1,146 @@
+"""Prolific through its REST API, against a local HTTP double that checks every request."""
+
+import re
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from annotation.crowd.link import link_token
+from annotation.crowd.prolific import ProlificApi
+from annotation.crowd.services import (
+    crowd_assignment_review,
+    crowd_batch_create,
+    crowd_batch_expire,
+    crowd_batch_publish,
+    crowd_batch_sync,
+    crowd_bonus_send,
+)
+from annotation.models import CrowdAssignment, Score
+
+from .prolific_double import TOKEN, ProlificDouble
+
+
+@pytest.fixture
+def prolific():
+    with ProlificDouble(page_size=2) as double:
+        yield double
+        assert not double.errors, f"the double refused requests: {double.errors}"
+
+
+@pytest.fixture
+def api(prolific):
+    return ProlificApi(base_url=prolific.url, token=TOKEN, sleep=lambda s: None)
+
+
+@pytest.fixture
+def study(dataset, api):
+    batch = crowd_batch_create(dataset=dataset, provider="prolific", name="prolific", settings={"reward": "1.50"})
+    crowd_batch_publish(batch=batch, api=api)
+    batch.refresh_from_db()
+    return batch
+
+
+def keys(html: str) -> list[str]:
+    return re.findall(r'name="score-([0-9a-f]+)" value="0"', html)
+
+
+def participate(client, batch, pid: str) -> str:
+    """A participant arrives from Prolific and scores every unit; returns the last page."""
+    client.cookies.clear()
+    response = client.get(
+        reverse("crowd-link", args=[link_token(batch=batch)]),
+        {"PROLIFIC_PID": pid, "STUDY_ID": batch.external_id, "SESSION_ID": f"s-{pid}"},
+        follow=True,
+    )
+    for _ in range(5):
+        html = response.content.decode()
+        if not keys(html):
+            return html
+        action = re.search(r'id="unit-form" action="([^"]+)"', html).group(1)
+        response = client.post(action, {f"score-{k}": "1" for k in keys(html)}, follow=True)
+    return response.content.decode()
+
+
+def test_publishing_creates_and_publishes_one_study_with_k_places(prolific, study):
+    (body,) = prolific.sent("POST", "/api/v1/studies/")
+    assert body["total_available_places"] == 3 and body["reward"] == 150
+    assert body["completion_codes"][0]["code"] == study.completion_code
+    assert body["external_study_url"].startswith("https://wellchosen.example.org/crowd/l/")
+    assert prolific.studies[study.external_id]["status"] == "ACTIVE"
+
+
+def test_publishing_again_creates_no_second_study(prolific, study, api):
+    crowd_batch_publish(batch=study, api=api)
+    assert len(prolific.studies) == 1
+
+
+def test_a_study_created_before_a_crash_is_found_by_its_internal_name(prolific, dataset, api):
+    batch = crowd_batch_create(dataset=dataset, provider="prolific", name="p2", settings={"reward": "1.00"})
+    prolific.studies["study0099"] = {"id": "study0099", "internal_name": batch.token, "status": "UNPUBLISHED"}
+    crowd_batch_publish(batch=batch, api=api)
+    batch.refresh_from_db()
+    assert batch.external_id == "study0099" and not prolific.sent("POST", "/api/v1/studies/")
+
+
+def test_a_participant_scores_every_unit_and_gets_the_completion_code(client, study):
+    html = participate(client, study, "PID1")
+    assert study.completion_code in html
+    assert Score.objects.filter(annotator__provider="prolific", annotator__external_id="PID1").count() == 4
+
+
+def test_a_link_for_another_study_is_refused(client, study):
+    response = client.get(
+        reverse("crowd-link", args=[link_token(batch=study)]), {"PROLIFIC_PID": "PID1", "STUDY_ID": "other"}
+    )
+    assert response.status_code == 403 and "another Prolific study" in response.content.decode()
+
+
+def test_sync_pages_through_submissions_and_imports_each_once(client, prolific, study, api):
+    for pid in ("PID1", "PID2", "PID3"):
+        participate(client, study, pid)
+        prolific.add_submission(study.external_id, pid)
+    first = crowd_batch_sync(batch=study, api=api)
+    again = crowd_batch_sync(batch=study, api=api)
+    assert (first.seen, first.imported, first.already_imported) == (3, 3, 0)
+    assert (again.imported, again.already_imported) == (0, 3)
+    assert len(prolific.sent("GET", "/api/v1/studies/study0001/submissions/")) == 4  # 2 pages, twice
+    assert set(CrowdAssignment.objects.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_approve_and_reject_are_prolific_transitions(client, prolific, study, api):
+    for pid in ("PID1", "PID2"):
+        participate(client, study, pid)
+        prolific.add_submission(study.external_id, pid)
+    crowd_batch_sync(batch=study, api=api)
+    one = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
+    two = CrowdAssignment.objects.filter(worker__external_id="PID2").first()
+    crowd_assignment_review(crowd_assignment=one, approve=True, api=api)
+    crowd_assignment_review(crowd_assignment=two, approve=False, feedback="Failed checks.", api=api)
+    statuses = {s["participant_id"]: s["status"] for s in prolific.submissions.values()}
+    assert statuses == {"PID1": "APPROVED", "PID2": "REJECTED"}
+    assert set(CrowdAssignment.objects.filter(worker__external_id="PID1").values_list("status", flat=True)) == {
+        "approved"
+    }
+
+
+def test_a_bonus_is_set_up_and_paid_once(client, prolific, study, api):
+    participate(client, study, "PID1")
+    prolific.add_submission(study.external_id, "PID1")
+    crowd_batch_sync(batch=study, api=api)
+    ca = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    assert prolific.sent("POST", "/api/v1/submissions/bonus-payments/")[0]["csv_bonuses"] == "PID1,0.75"
+    assert prolific.paid == ["bonus0001"]
+
+
+def test_rate_limited_requests_are_retried(prolific, study, api):
+    prolific.fail_next = [429, 503]
+    crowd_batch_sync(batch=study, api=api)
+    assert len(prolific.sent("GET", "/api/v1/studies/study0001/submissions/")) == 3
+
+
+def test_expiring_stops_the_study(prolific, study, api):
+    crowd_batch_expire(batch=study, api=api)
+    assert prolific.studies[study.external_id]["status"] == "COMPLETED"
