@@ -19,12 +19,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Web server + Celery worker on SQLite and the filesystem broker, demo data loaded.
+# Web server + Celery worker on SQLite and the filesystem broker, demo data loaded. The worker
+# runs beat inside it (-B), so published crowd batches are synced every
+# WELLCHOSEN_CROWD_SYNC_SECONDS (300) here too.
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
-	@echo "Starting the Celery worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
-	@$(PY) -m celery -A config worker -Q default,gpu --pool=solo --loglevel=INFO & worker=$$!; \
+	@echo "Starting the Celery worker (with beat) and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@$(PY) -m celery -A config worker -B -Q default,gpu --pool=solo --loglevel=INFO & worker=$$!; \
 	 trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(PY) manage.py runserver $(HOST):$(PORT)
 

@@ -40,3 +40,12 @@ def crowd_publish_job(job_id: int) -> None:
 @shared_task(acks_late=True)
 def crowd_sync_job(job_id: int) -> None:
     job_execute(job_id=job_id, handler=HANDLERS[JobKind.CROWD_SYNC])
+
+
+@shared_task(acks_late=True)
+def crowd_sync_due_job() -> None:
+    """Celery beat's periodic crowd sync (settings.CELERY_BEAT_SCHEDULE): one sync job per
+    published batch without one in flight."""
+    from annotation.crowd.services import crowd_sync_due
+
+    crowd_sync_due()

@@ -21,7 +21,7 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 
-APP_SERVICES = ("web", "worker", "gpu-worker")
+APP_SERVICES = ("web", "worker", "beat", "gpu-worker")
 ALL_SERVICES = (*APP_SERVICES, "postgres", "redis", "elasticsearch")
 
 # Variables the compose file interpolates: cleared so the tests see the file's defaults,
@@ -34,6 +34,7 @@ INTERPOLATED_VARIABLES = (
     "WELLCHOSEN_TORCH_INDEX_URL",
     "WELLCHOSEN_HTTP_PORT",
     "WELLCHOSEN_GPU_QUEUE",
+    "WELLCHOSEN_CROWD_SYNC_SECONDS",
     "COMPOSE_PROFILES",
     "COMPOSE_FILE",
     "COMPOSE_PROJECT_NAME",
@@ -164,7 +165,7 @@ def test_gpu_worker_only_starts_with_the_gpu_profile(compose):
     assert result.returncode == 0, result.stderr
     listed = set(result.stdout.split())
     assert "gpu-worker" not in listed
-    assert {"web", "worker", "postgres", "redis", "elasticsearch"} <= listed
+    assert {"web", "worker", "beat", "postgres", "redis", "elasticsearch"} <= listed
 
 
 def test_app_services_share_one_image(services):
@@ -228,6 +229,41 @@ def test_gpu_worker_consumes_the_gpu_queue_one_task_at_a_time(services):
     assert "celery -A config worker" in command
     assert "-Q gpu" in command
     assert "--concurrency=1" in command
+
+
+def test_beat_runs_the_celery_scheduler_with_remote_control(services):
+    # given the beat service
+    command = _command_text(services["beat"]["command"])
+    # when its command is read
+    # then it is celery beat (not a worker), answering pings for its healthcheck
+    assert "celery -A config beat" in command
+    assert "worker" not in command
+    assert "--enable-remote-control" in command
+
+
+def test_beat_is_a_single_scheduler(services):
+    # given the beat service
+    deploy = services["beat"].get("deploy") or {}
+    # when its replica count is read
+    # then there is one (two schedulers would send every periodic task twice)
+    assert deploy.get("replicas", 1) == 1
+    assert "-B" not in _command_text(services["worker"]["command"]).split()
+
+
+def test_beat_healthcheck_pings_its_own_beat_node(services):
+    # given the beat service
+    test = _command_text(services["beat"]["healthcheck"]["test"])
+    # when its healthcheck is read
+    # then it pings this container's beat node (which stops answering when the scheduler stalls)
+    assert "celery -A config inspect ping" in test
+    assert "celerybeat@$HOSTNAME" in test.replace("$$", "$")
+
+
+def test_crowd_sync_interval_defaults_to_five_minutes(services):
+    # given the compose defaults
+    # then beat and the worker see the same periodic crowd sync interval, 300 seconds
+    for name in ("beat", "worker"):
+        assert services[name]["environment"]["WELLCHOSEN_CROWD_SYNC_SECONDS"] == "300"
 
 
 def test_gpu_worker_reserves_an_nvidia_gpu(services):

@@ -5,7 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import (
@@ -21,16 +21,23 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
     Dataset,
+    Job,
+    JobKind,
+    JobStatus,
     QuestionWork,
 )
 from annotation.services.annotators_admin import annotator_block, annotator_unblock
 from annotation.services.assignment import annotation_open
 from annotation.services.errors import UserError
+from annotation.services.jobs import job_create
 
 from .base import SyncReport, provider_for
 from .mturk_client import FEEDBACK_MAX, request_token
 
 SURCHARGE_ASSIGNMENTS = 10  # MTurk: HITs with 10 or more assignments pay another 20 % commission
+# A sync job pending or running for longer than this without a sign of life (a lost message, a
+# dead worker) no longer holds back the periodic sync of its batch.
+SYNC_IN_FLIGHT_FOR = timedelta(hours=1)
 
 
 def crowd_batch_create(
@@ -108,6 +115,31 @@ def crowd_batch_sync(*, batch: CrowdBatch, **provider_kwargs) -> SyncReport:
     report = provider_for(batch=batch, **provider_kwargs).sync(batch=batch)
     CrowdBatch.objects.filter(pk=batch.pk).update(synced_at=timezone.now())
     return report
+
+
+def crowd_sync_in_flight(*, batch: CrowdBatch, now=None) -> bool:
+    """Whether a sync job of the batch is queued or running (and showed a sign of life lately)."""
+    since = (now or timezone.now()) - SYNC_IN_FLIGHT_FOR
+    jobs = Job.objects.filter(
+        kind=JobKind.CROWD_SYNC, status__in=[JobStatus.PENDING, JobStatus.RUNNING], params__batch_id=batch.pk
+    )
+    return jobs.filter(Q(heartbeat_at__gte=since) | Q(heartbeat_at__isnull=True, created_at__gte=since)).exists()
+
+
+def crowd_sync_due(*, now=None) -> list[Job]:
+    """Start a sync job for every published batch that has none queued or running (the periodic
+    sync: no pile-up when a sync takes longer than the interval). Returns the jobs started."""
+    started = []
+    for batch_id in CrowdBatch.objects.filter(status=CrowdBatchStatus.PUBLISHED).values_list("pk", flat=True):
+        with transaction.atomic():
+            # The lock makes two concurrent runs (a second beat) start one job, not two.
+            batch = (
+                CrowdBatch.objects.select_for_update().filter(pk=batch_id, status=CrowdBatchStatus.PUBLISHED).first()
+            )
+            if batch is None or crowd_sync_in_flight(batch=batch, now=now):
+                continue
+            started.append(job_create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk, "periodic": True}))
+    return started
 
 
 def crowd_assignment_review(

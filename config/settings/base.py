@@ -63,6 +63,8 @@ WELLCHOSEN_CROWD_SUBMIT_HOSTS = env_list(
 WELLCHOSEN_CROWD_RETRIES = env_int("WELLCHOSEN_CROWD_RETRIES", 5)  # throttled calls, with exponential backoff
 WELLCHOSEN_CROWD_RETRY_BASE_SECONDS = float(env_str("WELLCHOSEN_CROWD_RETRY_BASE_SECONDS", "1.0"))
 WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS = env_int("WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS", 30)
+# Celery beat syncs every published batch this often (seconds; 0 turns the periodic sync off).
+WELLCHOSEN_CROWD_SYNC_SECONDS = env_int("WELLCHOSEN_CROWD_SYNC_SECONDS", 300)
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 
 INSTALLED_APPS = [
@@ -187,6 +189,21 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
+# that no worker took before the next one is dropped (expires), so a stopped worker finds one
+# message waiting, not a pile.
+CELERY_BEAT_SCHEDULE = (
+    {
+        "crowd-sync": {
+            "task": "annotation.tasks.crowd_sync_due_job",
+            "schedule": float(WELLCHOSEN_CROWD_SYNC_SECONDS),
+            "options": {"expires": float(WELLCHOSEN_CROWD_SYNC_SECONDS)},
+        }
+    }
+    if WELLCHOSEN_CROWD_SYNC_SECONDS > 0
+    else {}
+)
+CELERY_BEAT_SCHEDULE_FILENAME = str(WELLCHOSEN_DATA_DIR / "celerybeat-schedule")
 # A job whose worker died is taken over by a redelivered message once its heartbeat is
 # older than this (seconds).
 WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
