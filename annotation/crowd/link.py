@@ -83,6 +83,19 @@ def link_worker(*, batch: CrowdBatch, worker_id: str) -> Annotator:
     return worker
 
 
+def link_quota(*, batch: CrowdBatch) -> int:
+    """How many units one worker scores: units_per_worker (10); on Prolific, every unit."""
+    # Prolific: K places, each participant scores every unit of the batch.
+    default = batch.tasks.count() if batch.provider == CrowdProvider.PROLIFIC else DEFAULT_UNITS_PER_WORKER
+    return int((batch.settings or {}).get("units_per_worker") or default)
+
+
+def link_progress(*, batch: CrowdBatch, worker: Annotator) -> dict:
+    """Where a link worker is: the unit they are on and how many they will score at most."""
+    total = min(link_quota(batch=batch), batch.tasks.count())
+    return {"unit": min(total, link_done(batch=batch, worker=worker) + 1), "of": total}
+
+
 def link_next(*, batch: CrowdBatch, worker: Annotator) -> CrowdAssignment | None:
     """The worker's current unit of the batch, or the next one; None when they are done (their
     quota of units_per_worker, or nothing left)."""
@@ -95,9 +108,7 @@ def link_next(*, batch: CrowdBatch, worker: Annotator) -> CrowdAssignment | None
         if ca.assignment is not None and ca.assignment.status == AssignmentStatus.LEASED:
             if ca.assignment.leased_until >= timezone.now():
                 return ca
-    # Prolific: K places, each participant scores every unit of the batch.
-    default = batch.tasks.count() if batch.provider == CrowdProvider.PROLIFIC else DEFAULT_UNITS_PER_WORKER
-    quota = int((batch.settings or {}).get("units_per_worker") or default)
+    quota = link_quota(batch=batch)
     done = mine.filter(assignment__status=AssignmentStatus.SUBMITTED).count()
     if done >= quota:
         return None

@@ -17,7 +17,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.link import link_batch, link_done, link_next, link_token, link_worker
+from annotation.crowd.link import link_batch, link_done, link_next, link_progress, link_token, link_worker
 from annotation.crowd.work import (
     PREVIEW_ASSIGNMENT,
     answers_encode,
@@ -114,6 +114,7 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
         "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
+        "progress": None if ca.provider == CrowdProvider.MTURK else link_progress(batch=ca.batch, worker=ca.worker),
     }
     return _framable(render(request, "crowd/unit.html", context, status=status))
 
