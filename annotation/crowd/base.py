@@ -29,6 +29,8 @@ class Provider:
     provider only does what happens on the platform. Operations a platform lacks raise UserError."""
 
     name: str = ""
+    # Whether block/unblock do something on the platform (else the researcher blocks there by hand).
+    blocks_on_platform = False
     # Share of the rewards the platform charges on top (MTurk's depends on the assignments per HIT).
     fee_rate = Decimal("0")
 

@@ -94,6 +94,7 @@ def annotator_url() -> str:
 
 class MTurkProvider(Provider):
     name = CrowdProvider.MTURK
+    blocks_on_platform = True
 
     def __init__(self, *, batch: CrowdBatch, client=None, sleep=None) -> None:
         client = client or mturk_client.client_create(production=batch.production)

@@ -1,6 +1,7 @@
 """Crowd batches: create, publish, sync, review, pay, block, expire. Provider-neutral: each
 service keeps our rows right and asks the batch's provider to do the platform's part."""
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
@@ -210,17 +211,74 @@ def crowd_bonus_send(
     return bonus
 
 
-def crowd_worker_block(*, worker: Annotator, reason: str, batch: CrowdBatch | None = None, **kw) -> None:
-    """Block on our side (open leases released) and on the worker's platform."""
-    annotator_block(annotator=worker)
+def crowd_worker_block(
+    *, worker: Annotator, reason: str, batch: CrowdBatch | None = None, exclude_scores: bool = False, **kw
+) -> int:
+    """Block on our side (open leases released; returns how many) and on the batch's platform."""
+    released = annotator_block(annotator=worker, exclude_scores=exclude_scores)
     if batch is not None:
         provider_for(batch=batch, **kw).block(worker=worker, reason=reason, batch=batch)
+    return released
 
 
 def crowd_worker_unblock(*, worker: Annotator, reason: str, batch: CrowdBatch | None = None, **kw) -> None:
     annotator_unblock(annotator=worker)
     if batch is not None:
         provider_for(batch=batch, **kw).unblock(worker=worker, reason=reason, batch=batch)
+
+
+@dataclass
+class BlockReport:
+    """What blocking (or unblocking) a worker everywhere did: leases released here, the batches
+    whose platform now blocks them, those whose platform cannot (blocked by hand there), failures."""
+
+    released: int = 0
+    on_platform: list[str] = field(default_factory=list)
+    by_hand: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def message(self, *, worker: Annotator, block: bool) -> str:
+        verb = "blocked" if block else "unblocked"
+        parts = [f"{worker} {verb} here" + (f"; {self.released} open unit(s) released." if block else ".")]
+        if self.on_platform:
+            parts.append(f"Also {verb} on the platform for batch(es) {', '.join(self.on_platform)}.")
+        if self.by_hand:
+            parts.append(f"Not {verb} on the platform for {', '.join(self.by_hand)}: do it on the platform's site.")
+        if self.failed:
+            parts.append(f"The platform refused for {'; '.join(self.failed)}.")
+        return " ".join(parts)
+
+
+def _crowd_batches_of(worker: Annotator):
+    if worker.provider not in (CrowdProvider.MTURK, CrowdProvider.PROLIFIC):
+        return CrowdBatch.objects.none()
+    return CrowdBatch.objects.filter(assignments__worker=worker, provider=worker.provider).distinct().order_by("pk")
+
+
+def crowd_worker_block_everywhere(
+    *, worker: Annotator, reason: str, block: bool = True, exclude_scores: bool = False, **kw
+) -> BlockReport:
+    """Block (or unblock) a worker here and, for an MTurk or Prolific worker, on the platform of
+    every batch they worked in (the dashboard's block button). Ours always happens; a platform
+    that refuses is reported, not raised, so one bad batch does not hide the others."""
+    report = BlockReport()
+    if block:
+        report.released = crowd_worker_block(worker=worker, reason=reason, exclude_scores=exclude_scores)
+    else:
+        crowd_worker_unblock(worker=worker, reason=reason)
+    for batch in _crowd_batches_of(worker):
+        label = f"{batch.name} ({batch.provider})"
+        try:
+            provider = provider_for(batch=batch, **kw)
+            if not provider.blocks_on_platform:
+                report.by_hand.append(label)
+                continue
+            (provider.block if block else provider.unblock)(worker=worker, reason=reason, batch=batch)
+        except UserError as exc:
+            report.failed.append(f"{label}: {exc}")
+        else:
+            report.on_platform.append(label)
+    return report
 
 
 def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, **kw) -> dict:

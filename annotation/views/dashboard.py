@@ -8,9 +8,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.crowd.services import crowd_worker_block_everywhere
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
 from annotation.selectors import dataset_progress, jobs_recent, overall_agreement
-from annotation.services.annotators_admin import annotator_block, annotator_unblock
 from annotation.services.assignment import annotation_open
 from annotation.services.errors import UserError
 from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
@@ -84,13 +84,20 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
 @staff_member_required
 @require_POST
 def dashboard_block(request: HttpRequest, name: str, annotator_id: int) -> HttpResponse:
+    """Block or unblock here; a crowd worker (MTurk, Prolific) also on their platform, for every
+    batch they worked in (annotation.crowd.services.crowd_worker_block_everywhere)."""
     annotator = get_object_or_404(Annotator, pk=annotator_id)
-    if request.POST.get("action") == "unblock":
-        annotator_unblock(annotator=annotator)
-        messages.info(request, f"{annotator} unblocked; their scores count again.")
-    else:
-        released = annotator_block(annotator=annotator, exclude_scores=request.POST.get("exclude") == "1")
-        messages.info(request, f"{annotator} blocked; {released} open unit(s) released.")
+    block = request.POST.get("action") != "unblock"
+    report = crowd_worker_block_everywhere(
+        worker=annotator,
+        block=block,
+        reason="quality control" if block else "unblocked by the researcher",
+        exclude_scores=request.POST.get("exclude") == "1",
+    )
+    text = report.message(worker=annotator, block=block)
+    if not block:
+        text += " Their scores count again."
+    (messages.warning if report.failed or report.by_hand else messages.info)(request, text)
     return redirect("dashboard-dataset", name=name)
 
 
