@@ -181,7 +181,11 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             except UserError as exc:
                 form.add_error("file", str(exc))
             else:
-                messages.success(request, f"Approvals imported: {counts}")
+                messages.success(
+                    request,
+                    f"Approvals imported: {counts['approved']} approved, {counts['rejected']} rejected, "
+                    f"{counts['unchanged']} unchanged.",
+                )
                 return redirect("admin:annotation_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 

@@ -81,5 +81,6 @@ def test_a_link_batch_runs_end_to_end_in_the_browser(browser, link_study):  # no
     )
     with boss.expect_navigation():
         boss.click("input[type=submit]")
-    assert "Approvals imported" in boss.inner_text(".messagelist")
+    assert "Approvals imported: 2 approved, 0 rejected, 0 unchanged." in boss.inner_text(".messagelist")
+    boss.screenshot(path=SCREENSHOTS / "link-approvals-imported.png", full_page=True)
     assert set(CrowdAssignment.objects.filter(batch=batch).values_list("status", flat=True)) == {"approved"}
