@@ -86,13 +86,20 @@ def test_throttling_that_never_ends_fails_clearly_and_publishes_nothing(mturk, m
     assert not CrowdTask.objects.exclude(external_id="").exists()
 
 
-def test_a_replayed_hit_token_finds_the_hit_the_first_call_created(mturk, mturk_batch):
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        ("RequestError", "There is already a HIT with this UniqueRequestToken: {hit}"),
+        ("HitAlreadyExists", "HIT {hit} already exists for this token"),
+    ],
+)
+def test_a_replayed_hit_token_finds_the_hit_the_first_call_created(mturk, mturk_batch, code, message):
     expect_hit_type(mturk)
     first, second = tasks_after_create(mturk_batch)
     mturk.add_client_error(
         "create_hit_with_hit_type",
-        service_error_code="RequestError",
-        service_message=f"There is already a HIT with this UniqueRequestToken: {hit_id(7)}",
+        service_error_code=code,
+        service_message=message.format(hit=hit_id(7)),
         expected_params=hit_params(first),
     )
     mturk.add_response("get_hit", hit(7), {"HITId": hit_id(7)})
