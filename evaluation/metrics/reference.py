@@ -164,9 +164,10 @@ def mean_meteor(pairs: Sequence[Pair], wordnet=None) -> float:
 
 @lru_cache(maxsize=1)
 def _rouge_scorer():
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer, tokenizers
 
-    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    # an explicit tokenizer: the default one is the same but logs a line at every construction
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizers.DefaultTokenizer(use_stemmer=False))
 
 
 def rouge_l(hypothesis: str, references: Sequence[str] | str) -> float:
