@@ -10,7 +10,8 @@ Choices, the same for every system:
   report) pools n-gram counts over all responses of a system, unsmoothed (a system with no matching
   bigram at all gets 0, which nltk returns as about 1e-154). *Sentence-level* BLEU
   (:func:`sentence_bleu`) averages per-response scores, smoothed with Chen & Cherry's method 1
-  (``SmoothingFunction().method1``: epsilon 0.1 for a zero n-gram count), since most single responses share no bigram with their reference.
+  (``SmoothingFunction().method1``: epsilon 0.1 for a zero n-gram count),
+  since most single responses share no bigram with their reference.
 * **METEOR** (``nltk.translate.meteor_score``, alpha 0.9, beta 3, gamma 0.5, Porter stems, WordNet
   synonyms; mean over responses; the best over references). It needs WordNet 3.0, read from a local
   copy with nltk's ``WordNetCorpusReader`` and never downloaded: Debian's ``wordnet-base`` package
