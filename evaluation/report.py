@@ -23,6 +23,7 @@ from evaluation.metrics.reference import METRICS
 CHOSEN = "CHOSEN accuracy"
 RANDOM = "RANDOM accuracy"
 SPLIT_HALF = "Human (split-half)"
+SPLIT_HALF_FIELDS = ("mean", "std", "min", "max", "trials", "distinct_splits", "annotators")
 
 
 def _accuracy(value) -> dict:
@@ -110,7 +111,7 @@ def correlation_table(
             if method in split_half:
                 bound = split_half[method]
                 bound = bound.as_dict() if isinstance(bound, SplitHalf) else dict(bound)
-                row[method] = {k: bound.get(k) for k in ("mean", "std", "min", "max", "trials", "annotators")}
+                row[method] = {k: bound.get(k) for k in SPLIT_HALF_FIELDS if k in bound}
         rows.append(row)
     return {
         "n_systems": len(human),
@@ -136,7 +137,8 @@ def format_cell(row: Mapping, method: str) -> str:
         return f"{_fmt(cell['value'])} (p={_fmt(cell['p_value'])}){ci}"
     if row["kind"] == "range":
         return f"{_fmt(cell['mean'])} mean, range [{_fmt(cell['min'])}, {_fmt(cell['max'])}] ({cell['trials']} trials)"
-    return f"{_fmt(cell['mean'])} ± {_fmt(cell['std'])} ({cell['trials']} splits)"
+    distinct = f", {cell['distinct_splits']} distinct" if cell.get("distinct_splits") else ""
+    return f"{_fmt(cell['mean'])} ± {_fmt(cell['std'])} ({cell['trials']} trials{distinct})"
 
 
 def html_rows(table: Mapping) -> list[dict]:
@@ -181,14 +183,14 @@ def box_plot_svg(
 ) -> str:
     """Figure 2: a box plot per method of the RANDOM trials' correlations, CHOSEN drawn as a dot."""
     import matplotlib
-
-    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     data = [[c[m] for c in random_correlations if c.get(m) is not None and not math.isnan(c[m])] for m in METHODS]
     if not any(data):
         raise ValueError("no RANDOM trial correlations to plot")
     figure = Figure(figsize=(4.5, 3.5))
+    FigureCanvasAgg(figure)  # the Agg canvas, without touching pyplot's global backend
     ax = figure.add_subplot()
     positions = list(range(1, len(METHODS) + 1))
     ax.boxplot(data, positions=positions, widths=0.5)
@@ -203,7 +205,9 @@ def box_plot_svg(
     ax.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     out = io.StringIO()
-    figure.savefig(out, format="svg")
+    # no date and fixed element ids: the same data gives the same SVG (cacheable, diffable)
+    with matplotlib.rc_context({"svg.hashsalt": "wellchosen"}):
+        figure.savefig(out, format="svg", metadata={"Date": None})
     return out.getvalue()
 
 

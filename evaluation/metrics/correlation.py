@@ -45,6 +45,7 @@ class SplitHalf:
     min: float
     max: float
     trials: int
+    distinct_splits: int  # different halvings among the trials (3 at most with 4 annotators)
     annotators: int
     values: tuple[float, ...]
 
@@ -174,9 +175,11 @@ def split_half_bound(
         raise ValueError("trials must be at least 1")
     rng = np.random.default_rng(seed)
     values = []
+    splits = set()
     for _ in range(trials):
         order = rng.permutation(k)
         first, second = order[: k // 2], order[k // 2 :]
+        splits.add(frozenset([frozenset(first.tolist()), frozenset(second.tolist())]))
         a = np.array([arr[:, first].mean() for arr in arrays])
         b = np.array([arr[:, second].mean() for arr in arrays])
         values.append(_coefficient(method, a, b)[0])
@@ -191,6 +194,7 @@ def split_half_bound(
         min=float(finite.min()),
         max=float(finite.max()),
         trials=trials,
+        distinct_splits=len(splits),
         annotators=k,
         values=tuple(float(x) for x in v),
     )

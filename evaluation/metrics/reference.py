@@ -189,15 +189,22 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def system_scores(
-    pairs_by_system: Mapping[str, Sequence[Pair]], metrics: Sequence[str] = METRICS, wordnet=None
+    pairs_by_system: Mapping[str, Sequence[Pair]],
+    metrics: Sequence[str] = METRICS,
+    wordnet=None,
+    bleu: str = "corpus",
 ) -> dict[str, dict[str, float]]:
     """``{system: {metric: score}}`` over each system's (hypothesis, references) pairs.
 
-    BLEU-1/2 are corpus-level; METEOR and ROUGE-L are means of per-response scores.
+    BLEU-1/2 are corpus-level (``bleu="sentence"``: the mean of smoothed sentence-level scores);
+    METEOR and ROUGE-L are means of per-response scores.
     """
     unknown = set(metrics) - set(METRICS)
     if unknown:
         raise ValueError(f"unknown metrics {sorted(unknown)}; known: {', '.join(METRICS)}")
+    if bleu not in ("corpus", "sentence"):
+        raise ValueError(f"bleu must be 'corpus' or 'sentence', got {bleu!r}")
+    bleu_score = corpus_bleu if bleu == "corpus" else mean_sentence_bleu
     if "METEOR" in metrics:
         wordnet = wordnet or load_wordnet()
     scores: dict[str, dict[str, float]] = {}
@@ -205,9 +212,9 @@ def system_scores(
         row = {}
         for metric in metrics:
             if metric == "BLEU-1":
-                row[metric] = corpus_bleu(pairs, 1)
+                row[metric] = bleu_score(pairs, 1)
             elif metric == "BLEU-2":
-                row[metric] = corpus_bleu(pairs, 2)
+                row[metric] = bleu_score(pairs, 2)
             elif metric == "METEOR":
                 row[metric] = mean_meteor(pairs, wordnet=wordnet)
             else:

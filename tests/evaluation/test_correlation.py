@@ -117,3 +117,12 @@ def test_split_half_needs_the_same_annotators_for_every_response():
     ratings = {"a": [[1, 2, 3]], "b": [[1, 2]], "c": [[1, 2, 3]]}
     with pytest.raises(ValueError):
         split_half_bound(ratings, trials=2)
+
+
+def test_split_half_counts_the_distinct_halvings_of_four_annotators():
+    # given 4 annotators: {01|23}, {02|13}, {03|12} are the only halvings
+    rng = np.random.default_rng(1)
+    ratings = {f"s{i}": rng.integers(1, 6, size=(5, 4)).tolist() for i in range(5)}
+    bound = split_half_bound(ratings, trials=200)
+    assert bound.distinct_splits == 3
+    assert len({round(v, 12) for v in bound.values}) <= 3

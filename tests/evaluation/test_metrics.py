@@ -133,3 +133,11 @@ def test_system_scores_reject_an_unknown_metric():
 def test_a_hypothesis_needs_a_reference():
     with pytest.raises(ValueError, match="at least one reference"):
         reference.rouge_l("a", [])
+
+
+def test_sentence_level_system_bleu_is_the_mean_of_sentence_scores():
+    pairs = [("a b", ["a b"]), ("c d e f", ["w x y z"])]
+    scores = system_scores({"s": pairs}, metrics=["BLEU-1"], bleu="sentence")
+    expected = (sentence_bleu("a b", ["a b"], 1) + sentence_bleu("c d e f", ["w x y z"], 1)) / 2
+    assert scores["s"]["BLEU-1"] == pytest.approx(expected)
+    assert expected != pytest.approx(corpus_bleu(pairs, 1))

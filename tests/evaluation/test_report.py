@@ -111,3 +111,7 @@ def test_box_plot_without_trials_is_refused():
 
 def test_box_plot_without_chosen_draws_no_dots():
     assert "PathCollection" not in box_plot_svg(RANDOM_CORR)
+
+
+def test_box_plot_is_the_same_svg_for_the_same_data():
+    assert box_plot_svg(RANDOM_CORR, {"spearman": 0.9}) == box_plot_svg(RANDOM_CORR, {"spearman": 0.9})
