@@ -77,12 +77,29 @@ class TfidfSelector:
             raise ValueError("no candidates to select from")
         return int(np.argmax(self.scores(context, candidates)))
 
+    def select_all(self, questions: Sequence[TrialQuestion]) -> list[int]:
+        """:meth:`select` for many questions at once (one sparse product for the whole set)."""
+        if not questions:
+            return []
+        contexts = self.vectorize([" ".join(q.context) for q in questions])
+        flat = [c for q in questions for c in q.candidates]
+        owner = np.repeat(np.arange(len(questions)), [len(q.candidates) for q in questions])
+        if not all(q.candidates for q in questions):
+            raise ValueError("a question has no candidates")
+        cosines = np.asarray(self.vectorize(flat).multiply(contexts[owner]).sum(axis=1)).ravel()
+        chosen, start = [], 0
+        for q in questions:
+            chosen.append(int(np.argmax(cosines[start : start + len(q.candidates)])))
+            start += len(q.candidates)
+        return chosen
+
     def accuracy(self, questions: Iterable[TrialQuestion]) -> float:
         """Share of questions where the selected candidate is the ground truth."""
-        results = [self.select(q.context, q.candidates) == q.answer_index for q in questions]
-        if not results:
+        questions = list(questions)
+        if not questions:
             raise ValueError("no questions")
-        return sum(results) / len(results)
+        chosen = self.select_all(questions)
+        return sum(c == q.answer_index for c, q in zip(chosen, questions, strict=True)) / len(questions)
 
 
 @dataclass(frozen=True)
