@@ -101,14 +101,15 @@ def _stream_json_list(path: Path) -> Iterator[tuple[int, object]]:
             index += 1
 
 
-def _field(path: Path, index: int, item: Mapping, name: str, kind: type):
+def _field(path: Path, index: int, item: Mapping, name: str, kind: type | tuple[type, ...]):
     ident = item.get("dialogue_id", "?") if isinstance(item, Mapping) else "?"
     where = f"{path}: item {index} (dialogue_id {ident!r})"
     if name not in item:
         raise HumanRatingsError(f"{where}: field {name!r} is missing")
     value = item[name]
     if not isinstance(value, kind):
-        raise HumanRatingsError(f"{where}: field {name!r} should be {kind.__name__}, found {type(value).__name__}")
+        wanted = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise HumanRatingsError(f"{where}: field {name!r} should be {wanted}, found {type(value).__name__}")
     return value
 
 

@@ -123,7 +123,9 @@ def correlate(
     confidence: float = 0.95,
 ) -> Correlation:
     """Correlation of two system-score vectors (or ``{system: score}`` mappings, matched by system)."""
-    if isinstance(x, Mapping) and isinstance(y, Mapping):
+    if isinstance(x, Mapping) != isinstance(y, Mapping):
+        raise TypeError("give two {system: score} mappings or two score sequences, not one of each")
+    if isinstance(x, Mapping):
         _, xv, yv = aligned(x, y)
     else:
         xv, yv = np.asarray(list(x), float), np.asarray(list(y), float)

@@ -126,3 +126,8 @@ def test_split_half_counts_the_distinct_halvings_of_four_annotators():
     bound = split_half_bound(ratings, trials=200)
     assert bound.distinct_splits == 3
     assert len({round(v, 12) for v in bound.values}) <= 3
+
+
+def test_a_mapping_and_a_sequence_are_not_mixed():
+    with pytest.raises(TypeError, match="not one of each"):
+        correlate({"a": 1, "b": 2, "c": 3}, [1, 2, 3])

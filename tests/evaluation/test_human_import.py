@@ -116,3 +116,14 @@ def test_system_human_score_is_the_mean_over_responses_of_the_annotator_mean(wri
     )
     scores = system_human_scores(ratings_by_system(read_zhao(path)))
     assert scores == {"A": pytest.approx((4.5 + 1.0) / 2), "B": pytest.approx(2.75)}
+
+
+def test_a_wrongly_typed_reference_names_the_field_and_the_types_wanted(write_file):
+    path = write_items(write_file, [item(reference=42)])
+    with pytest.raises(HumanRatingsError, match="field 'reference' should be list or str, found int"):
+        list(read_zhao(path))
+
+
+def test_a_single_string_reference_is_accepted(write_file):
+    path = write_items(write_file, [item(reference="glad to hear it .")])
+    assert next(read_zhao(path)).references == ("glad to hear it .",)
