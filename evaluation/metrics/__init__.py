@@ -1,0 +1,1 @@
+"""Framework-free evaluation metrics: reference-based scores of generated responses and correlations."""
