@@ -26,7 +26,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# psycopg[binary] ships its own libpq, so no system packages are needed.
+# psycopg[binary] ships its own libpq. METEOR reads WordNet 3.0 from Debian's wordnet-base
+# (/usr/share/wordnet): nothing is downloaded at run time.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends wordnet-base \
+    && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first, in their own layer: it is only rebuilt when pyproject.toml changes.
 # (No packages are found yet, so this installs the dependencies and an empty distribution.)

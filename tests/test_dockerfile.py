@@ -98,3 +98,10 @@ def test_dockerignore_keeps_local_state_out_of_the_build_context():
     # when its patterns are read
     # then the virtualenv, data, VCS and generated files are excluded
     assert {".venv", "var", ".git", "__pycache__", "staticfiles", "*.pyc", ".pytest_cache"} <= patterns
+
+
+def test_dockerfile_installs_wordnet_for_meteor():
+    # given the image's RUN steps
+    runs = " ".join(_arguments("RUN"))
+    # then Debian's WordNet is installed (METEOR never downloads it at run time)
+    assert "apt-get install" in runs and "wordnet-base" in runs
