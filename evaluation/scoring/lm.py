@@ -1,0 +1,282 @@
+"""Candidate losses from a Hugging Face causal LM or encoder-decoder model.
+
+Two paths compute the same numbers:
+
+- the **fast path** (``score``): questions are batched by length; a causal LM encodes each
+  context once and shares its KV cache across all candidates of the question (the cache is
+  expanded to the candidate batch), and the output head runs only at candidate positions;
+  an encoder-decoder runs its encoder once per context and its decoder over all candidates
+  with the encoder output expanded;
+- the **naive path** (``score(naive=True)``): one full forward pass per (context, candidate),
+  the reference the fast path is tested against.
+
+Contexts are right-padded, so every attention row sees at least one real token; candidates
+get position ids that continue their own context. Log-softmax is always taken in float32.
+"""
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .base import CandidateScore, ContextTemplate
+
+_HEAD_CHUNK = 4096  # output-head rows per chunk: bounds the (tokens x vocabulary) logits
+
+
+@dataclass(frozen=True)
+class Encoded:
+    context: list[int]
+    candidates: list[list[int]]
+
+
+class LMScorer:
+    def __init__(
+        self,
+        *,
+        model,
+        tokenizer,
+        kind: str,
+        template: ContextTemplate = ContextTemplate(),
+        max_context_tokens: int = 512,
+        max_candidate_tokens: int = 128,
+        eos_after_candidate: bool = False,
+        batch_tokens: int = 8192,
+        max_questions_per_batch: int = 64,
+    ) -> None:
+        if kind not in ("causal", "seq2seq"):
+            raise ValueError(f"LMScorer scores causal or seq2seq models, not {kind!r}")
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.kind = kind
+        self.template = template
+        self.eos_after_candidate = eos_after_candidate
+        self.batch_tokens = batch_tokens
+        self.max_questions_per_batch = max_questions_per_batch
+        self.device = next(model.parameters()).device
+        self.eos_id = tokenizer.eos_token_id
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.eos_id or 0)
+        self.max_candidate_tokens = max_candidate_tokens
+        limit = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
+        self._specials = _special_tokens_around(tokenizer) if kind == "seq2seq" else ([], [])
+        if limit and kind == "causal":
+            # context + candidate must fit the position embeddings
+            max_context_tokens = max(1, min(max_context_tokens, limit - max_candidate_tokens))
+        elif limit:
+            # the encoder reads the framed context, the decoder the candidate
+            max_context_tokens = max(1, min(max_context_tokens, limit - sum(map(len, self._specials))))
+            self.max_candidate_tokens = min(max_candidate_tokens, limit)
+        self.max_context_tokens = max_context_tokens
+        # transformers 5 renamed the forward argument past_key_values to cache
+        parameters = inspect.signature(model.base_model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in parameters else "past_key_values"
+
+    # -- text -> token ids -------------------------------------------------------------------
+
+    def render(self, turns: Sequence[str]) -> str:
+        return self.template.render(turns, eos=self.tokenizer.eos_token or "")
+
+    def encode(self, context_texts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[Encoded]:
+        tok = self.tokenizer
+        contexts = tok(list(context_texts), add_special_tokens=False)["input_ids"]
+        flat = [c for cands in candidates for c in cands]
+        cand_ids = tok(flat, add_special_tokens=False)["input_ids"] if flat else []
+        encoded, i = [], 0
+        for ctx, cands in zip(contexts, candidates, strict=True):
+            ctx = ctx[-self.max_context_tokens :]  # keep the end of a long context
+            if self.kind == "seq2seq":
+                ctx = [*self._specials[0], *ctx, *self._specials[1]]
+            if not ctx:
+                ctx = [tok.bos_token_id if tok.bos_token_id is not None else self.eos_id]
+            encoded.append(Encoded(ctx, [self._candidate(ids) for ids in cand_ids[i : i + len(cands)]]))
+            i += len(cands)
+        return encoded
+
+    def _candidate(self, ids: list[int]) -> list[int]:
+        room = self.max_candidate_tokens - (1 if self.eos_after_candidate else 0)
+        ids = ids[: max(room, 0)]
+        if self.eos_after_candidate or not ids:
+            ids = [*ids, self.eos_id]
+        return ids
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score(
+        self, contexts: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]], *, naive: bool = False
+    ) -> list[list[CandidateScore]]:
+        """``contexts``: per question, its turns; ``candidates``: per question, its candidate texts."""
+        return self.score_texts([self.render(t) for t in contexts], candidates, naive=naive)
+
+    def score_texts(
+        self, context_texts: Sequence[str], candidates: Sequence[Sequence[str]], *, naive: bool = False
+    ) -> list[list[CandidateScore]]:
+        return self.score_encoded(self.encode(context_texts, candidates), naive=naive)
+
+    @torch.inference_mode()
+    def score_encoded(self, questions: Sequence[Encoded], *, naive: bool = False) -> list[list[CandidateScore]]:
+        if naive:
+            one = self._naive_causal if self.kind == "causal" else self._naive_seq2seq
+            return [[one(q.context, c) for c in q.candidates] for q in questions]
+        results: list[list[CandidateScore] | None] = [None] * len(questions)
+        for batch in self._batches(questions):
+            run = self._fast_causal if self.kind == "causal" else self._fast_seq2seq
+            for index, scores in zip(batch, run([questions[i] for i in batch]), strict=True):
+                results[index] = scores
+        return results  # type: ignore[return-value]
+
+    def _batches(self, questions: Sequence[Encoded]) -> list[list[int]]:
+        """Questions sorted by length (longest first) and cut so that each batch stays under the token budget."""
+        order = sorted(
+            range(len(questions)),
+            key=lambda i: (len(questions[i].context), max(map(len, questions[i].candidates), default=0)),
+            reverse=True,
+        )
+        batches: list[list[int]] = []
+        current: list[int] = []
+        ctx_max = cand_max = n_cands = 0
+        for i in order:
+            q = questions[i]
+            lengths = [len(c) for c in q.candidates] or [0]
+            c_max, k_max, k = max(ctx_max, len(q.context)), max(cand_max, *lengths), n_cands + len(q.candidates)
+            # padded context tokens + padded candidate tokens (which also attend to the context)
+            cost = (len(current) + 1) * c_max + k * k_max
+            if current and (cost > self.batch_tokens or len(current) >= self.max_questions_per_batch):
+                batches.append(current)
+                current, c_max, k_max, k = [], len(q.context), max(lengths), len(q.candidates)
+            current.append(i)
+            ctx_max, cand_max, n_cands = c_max, k_max, k
+        if current:
+            batches.append(current)
+        return batches
+
+    def _pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(map(len, rows))
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, row in enumerate(rows):
+            ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[r, : len(row)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _fast_causal(self, questions: Sequence[Encoded]) -> list[list[CandidateScore]]:
+        base = self.model.base_model
+        head = self.model.get_output_embeddings()
+        ctx_ids, ctx_mask = self._pad([q.context for q in questions])
+        ctx_len = ctx_mask.sum(dim=1)
+        positions = torch.arange(ctx_ids.shape[1], device=self.device).expand_as(ctx_ids)
+        out = base(input_ids=ctx_ids, attention_mask=ctx_mask, position_ids=positions, use_cache=True)
+        last = out.last_hidden_state[torch.arange(len(questions), device=self.device), ctx_len - 1]
+
+        owner = torch.tensor([b for b, q in enumerate(questions) for _ in q.candidates], device=self.device)
+        cand_ids, cand_mask = self._pad([c for q in questions for c in q.candidates])
+        cache = _expand_cache(_output_cache(out), owner)
+        cand_positions = ctx_len[owner][:, None] + torch.arange(cand_ids.shape[1], device=self.device)[None, :]
+        hidden = base(
+            input_ids=cand_ids,
+            attention_mask=torch.cat([ctx_mask[owner], cand_mask], dim=1),
+            position_ids=cand_positions,
+            use_cache=True,
+            **{self._cache_kwarg: cache},
+        ).last_hidden_state
+        # token j of a candidate is predicted from the state before it: the context's last
+        # state for j = 0, the candidate's own state j - 1 after that
+        predictors = torch.cat([last[owner][:, None, :], hidden[:, :-1, :]], dim=1)
+        keep = cand_mask.bool()
+        token_logprobs = _target_logprobs(head, predictors[keep], cand_ids[keep])
+        rows = torch.arange(len(owner), device=self.device)[:, None].expand_as(cand_ids)[keep]
+        return self._collect(questions, token_logprobs, rows, cand_mask.sum(dim=1))
+
+    def _fast_seq2seq(self, questions: Sequence[Encoded]) -> list[list[CandidateScore]]:
+        ctx_ids, ctx_mask = self._pad([q.context for q in questions])
+        encoder_hidden = self.model.get_encoder()(input_ids=ctx_ids, attention_mask=ctx_mask).last_hidden_state
+        owner = torch.tensor([b for b, q in enumerate(questions) for _ in q.candidates], device=self.device)
+        targets = [c for q in questions for c in q.candidates]
+        labels, label_mask = self._pad(targets)
+        decoder_ids, _ = self._pad([[self._decoder_start(), *c[:-1]] for c in targets])
+        logits = self.model(
+            encoder_outputs=(encoder_hidden[owner],),
+            attention_mask=ctx_mask[owner],
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=label_mask,
+            use_cache=False,
+        ).logits
+        keep = label_mask.bool()
+        selected = torch.log_softmax(logits[keep].float(), dim=-1)
+        token_logprobs = selected.gather(1, labels[keep][:, None])[:, 0]
+        rows = torch.arange(len(owner), device=self.device)[:, None].expand_as(labels)[keep]
+        return self._collect(questions, token_logprobs, rows, label_mask.sum(dim=1))
+
+    def _collect(self, questions, token_logprobs, rows, lengths) -> list[list[CandidateScore]]:
+        sums = torch.zeros(len(lengths), dtype=torch.float64, device=self.device)
+        sums.index_add_(0, rows, token_logprobs.double())
+        sums, lengths = sums.tolist(), lengths.tolist()
+        results, n = [], 0
+        for q in questions:
+            results.append([_score(sums[n + k], lengths[n + k]) for k in range(len(q.candidates))])
+            n += len(q.candidates)
+        return results
+
+    def _decoder_start(self) -> int:
+        start = getattr(self.model.config, "decoder_start_token_id", None)
+        if start is None:
+            start = self.pad_id
+        return start
+
+    def _naive_causal(self, context: list[int], candidate: list[int]) -> CandidateScore:
+        ids = torch.tensor([context + candidate], device=self.device)
+        logits = self.model(input_ids=ids).logits[0].float()
+        start = len(context) - 1
+        logprobs = torch.log_softmax(logits[start : start + len(candidate)], dim=-1)
+        picked = logprobs.gather(1, torch.tensor(candidate, device=self.device)[:, None])[:, 0]
+        return _score(float(picked.double().sum()), len(candidate))
+
+    def _naive_seq2seq(self, context: list[int], candidate: list[int]) -> CandidateScore:
+        logits = self.model(
+            input_ids=torch.tensor([context], device=self.device),
+            decoder_input_ids=torch.tensor([[self._decoder_start(), *candidate[:-1]]], device=self.device),
+        ).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        picked = logprobs.gather(1, torch.tensor(candidate, device=self.device)[:, None])[:, 0]
+        return _score(float(picked.double().sum()), len(candidate))
+
+
+def _score(sum_logprob: float, n_tokens: int) -> CandidateScore:
+    return CandidateScore(loss=-sum_logprob / n_tokens, sum_logprob=sum_logprob, n_tokens=n_tokens)
+
+
+def _target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target) for each row, with the output head and log-softmax applied in chunks."""
+    parts = []
+    for start in range(0, hidden.shape[0], _HEAD_CHUNK):
+        logits = head(hidden[start : start + _HEAD_CHUNK]).float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        parts.append(logprobs.gather(1, targets[start : start + _HEAD_CHUNK, None])[:, 0])
+    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
+def _output_cache(out):
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def _special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after a text (BART: <s> ... </s>; T5: ... </s>),
+    so that a context can be truncated first and framed after."""
+    plain = tokenizer("x", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("x", add_special_tokens=True)["input_ids"]
+    for start in range(len(framed) - len(plain) + 1):
+        if framed[start : start + len(plain)] == plain:
+            return framed[:start], framed[start + len(plain) :]
+    return [], []
+
+
+def _expand_cache(cache, owner: torch.Tensor):
+    """The contexts' KV cache, one row per candidate (rows of the same question share the context)."""
+    if hasattr(cache, "reorder_cache"):
+        cache.reorder_cache(owner)
+        return cache
+    from transformers import DynamicCache
+
+    legacy = tuple(tuple(t.index_select(0, owner) for t in layer) for layer in cache)
+    return DynamicCache.from_legacy_cache(legacy)
