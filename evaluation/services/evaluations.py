@@ -22,7 +22,13 @@ from evaluation.selectors import candidate_labels, candidate_results, items_with
 
 
 def evaluation_start(
-    *, testset_name: str, system_name: str, created_by=None, enqueue: bool = True
+    *,
+    testset_name: str,
+    system_name: str,
+    created_by=None,
+    enqueue: bool = True,
+    batch_questions: int = 64,
+    device: str | None = None,
 ) -> tuple[Evaluation, Job | None]:
     """The evaluation of a system on a release, with a job to run or resume it.
 
@@ -43,7 +49,14 @@ def evaluation_start(
             evaluation.system_version = None
         elif evaluation.status == EvaluationStatus.SUCCEEDED:
             return evaluation, None
-        job = job_create(kind=EVALUATE, params={"evaluation_id": evaluation.pk}, created_by=created_by, enqueue=enqueue)
+        elif evaluation.job is not None and not evaluation.job.is_finished:
+            return evaluation, evaluation.job  # already queued or running: one job at a time
+        job = job_create(
+            kind=EVALUATE,
+            params={"evaluation_id": evaluation.pk, "batch_questions": batch_questions, "device": device},
+            created_by=created_by,
+            enqueue=enqueue,
+        )
         evaluation.job = job
         evaluation.status = EvaluationStatus.PENDING
         evaluation.error = ""
