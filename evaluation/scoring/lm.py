@@ -43,7 +43,8 @@ class LMScorer:
         max_candidate_tokens: int = 128,
         eos_after_candidate: bool = False,
         batch_tokens: int = 8192,
-        max_questions_per_batch: int = 64,
+        max_questions_per_batch: int = 256,
+        context_budget: int | None = None,
     ) -> None:
         if kind not in ("causal", "seq2seq"):
             raise ValueError(f"LMScorer scores causal or seq2seq models, not {kind!r}")
@@ -54,6 +55,8 @@ class LMScorer:
         self.eos_after_candidate = eos_after_candidate
         self.batch_tokens = batch_tokens
         self.max_questions_per_batch = max_questions_per_batch
+        # contexts of a batch are encoded together and their KV cache is kept while its candidates run
+        self.context_budget = context_budget or 4 * batch_tokens
         self.device = next(model.parameters()).device
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.eos_id or 0)
@@ -126,29 +129,39 @@ class LMScorer:
         return results  # type: ignore[return-value]
 
     def _batches(self, questions: Sequence[Encoded]) -> list[list[int]]:
-        """Questions sorted by length (longest first) and cut so that each batch stays under the token budget."""
-        order = sorted(
-            range(len(questions)),
-            key=lambda i: (len(questions[i].context), max(map(len, questions[i].candidates), default=0)),
-            reverse=True,
-        )
+        """Questions sorted by context length (longest first), cut so that the padded contexts of a
+        batch stay under ``context_budget`` tokens; candidates are chunked separately (``_chunks``)."""
+        order = sorted(range(len(questions)), key=lambda i: len(questions[i].context), reverse=True)
         batches: list[list[int]] = []
-        current: list[int] = []
-        ctx_max = cand_max = n_cands = 0
         for i in order:
-            q = questions[i]
-            lengths = [len(c) for c in q.candidates] or [0]
-            c_max, k_max, k = max(ctx_max, len(q.context)), max(cand_max, *lengths), n_cands + len(q.candidates)
-            # padded context tokens + padded candidate tokens (which also attend to the context)
-            cost = (len(current) + 1) * c_max + k * k_max
-            if current and (cost > self.batch_tokens or len(current) >= self.max_questions_per_batch):
-                batches.append(current)
-                current, c_max, k_max, k = [], len(q.context), max(lengths), len(q.candidates)
-            current.append(i)
-            ctx_max, cand_max, n_cands = c_max, k_max, k
-        if current:
-            batches.append(current)
+            current = batches[-1] if batches else None
+            # longest first: the batch's padded width is the length of its first context
+            width = len(questions[current[0]].context) if current else 0
+            if (
+                current is None
+                or (len(current) + 1) * width > self.context_budget
+                or len(current) >= self.max_questions_per_batch
+                or width - len(questions[i].context) > max(8, width // 4)  # too much padding
+            ):
+                batches.append([i])
+            else:
+                current.append(i)
         return batches
+
+    def _chunks(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Candidates sorted by length (longest first), cut at the token budget and wherever padding
+        would exceed a fifth of a chunk's width (a few tokens for short candidates)."""
+        order = sorted(range(len(lengths)), key=lambda n: lengths[n], reverse=True)
+        chunks: list[list[int]] = []
+        for n in order:
+            if chunks:
+                width = lengths[chunks[-1][0]]
+                fits = (len(chunks[-1]) + 1) * width <= self.batch_tokens
+                if fits and width - lengths[n] <= max(4, width // 5):
+                    chunks[-1].append(n)
+                    continue
+            chunks.append([n])
+        return chunks
 
     def _pad(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(map(len, rows))
@@ -167,50 +180,56 @@ class LMScorer:
         positions = torch.arange(ctx_ids.shape[1], device=self.device).expand_as(ctx_ids)
         out = base(input_ids=ctx_ids, attention_mask=ctx_mask, position_ids=positions, use_cache=True)
         last = out.last_hidden_state[torch.arange(len(questions), device=self.device), ctx_len - 1]
+        layers = _cache_tensors(_output_cache(out))
 
-        owner = torch.tensor([b for b, q in enumerate(questions) for _ in q.candidates], device=self.device)
-        cand_ids, cand_mask = self._pad([c for q in questions for c in q.candidates])
-        cache = _expand_cache(_output_cache(out), owner)
-        cand_positions = ctx_len[owner][:, None] + torch.arange(cand_ids.shape[1], device=self.device)[None, :]
-        hidden = base(
-            input_ids=cand_ids,
-            attention_mask=torch.cat([ctx_mask[owner], cand_mask], dim=1),
-            position_ids=cand_positions,
-            use_cache=True,
-            **{self._cache_kwarg: cache},
-        ).last_hidden_state
-        # token j of a candidate is predicted from the state before it: the context's last
-        # state for j = 0, the candidate's own state j - 1 after that
-        predictors = torch.cat([last[owner][:, None, :], hidden[:, :-1, :]], dim=1)
-        keep = cand_mask.bool()
-        token_logprobs = _target_logprobs(head, predictors[keep], cand_ids[keep])
-        rows = torch.arange(len(owner), device=self.device)[:, None].expand_as(cand_ids)[keep]
-        return self._collect(questions, token_logprobs, rows, cand_mask.sum(dim=1))
+        flat = [(b, c) for b, q in enumerate(questions) for c in q.candidates]
+        sums, lengths = [0.0] * len(flat), [len(c) for _, c in flat]
+        for chunk in self._chunks(lengths):
+            owner = torch.tensor([flat[n][0] for n in chunk], device=self.device)
+            # contexts are right-padded: the owners' tokens all lie in the first `width` cache slots
+            width = max(len(questions[flat[n][0]].context) for n in chunk)
+            cand_ids, cand_mask = self._pad([flat[n][1] for n in chunk])
+            cand_positions = ctx_len[owner][:, None] + torch.arange(cand_ids.shape[1], device=self.device)[None, :]
+            hidden = base(
+                input_ids=cand_ids,
+                attention_mask=torch.cat([ctx_mask[owner, :width], cand_mask], dim=1),
+                position_ids=cand_positions,
+                use_cache=True,
+                **{self._cache_kwarg: _expanded_cache(layers, owner, width)},
+            ).last_hidden_state
+            # token j of a candidate is predicted from the state before it: the context's last
+            # state for j = 0, the candidate's own state j - 1 after that
+            predictors = torch.cat([last[owner][:, None, :], hidden[:, :-1, :]], dim=1)
+            keep = cand_mask.bool()
+            token_logprobs = _target_logprobs(head, predictors[keep], cand_ids[keep])
+            for n, total in zip(chunk, _row_sums(token_logprobs, keep), strict=True):
+                sums[n] = total
+        return self._collect(questions, sums, lengths)
 
     def _fast_seq2seq(self, questions: Sequence[Encoded]) -> list[list[CandidateScore]]:
         ctx_ids, ctx_mask = self._pad([q.context for q in questions])
         encoder_hidden = self.model.get_encoder()(input_ids=ctx_ids, attention_mask=ctx_mask).last_hidden_state
-        owner = torch.tensor([b for b, q in enumerate(questions) for _ in q.candidates], device=self.device)
-        targets = [c for q in questions for c in q.candidates]
-        labels, label_mask = self._pad(targets)
-        decoder_ids, _ = self._pad([[self._decoder_start(), *c[:-1]] for c in targets])
-        logits = self.model(
-            encoder_outputs=(encoder_hidden[owner],),
-            attention_mask=ctx_mask[owner],
-            decoder_input_ids=decoder_ids,
-            decoder_attention_mask=label_mask,
-            use_cache=False,
-        ).logits
-        keep = label_mask.bool()
-        selected = torch.log_softmax(logits[keep].float(), dim=-1)
-        token_logprobs = selected.gather(1, labels[keep][:, None])[:, 0]
-        rows = torch.arange(len(owner), device=self.device)[:, None].expand_as(labels)[keep]
-        return self._collect(questions, token_logprobs, rows, label_mask.sum(dim=1))
+        flat = [(b, c) for b, q in enumerate(questions) for c in q.candidates]
+        sums, lengths = [0.0] * len(flat), [len(c) for _, c in flat]
+        for chunk in self._chunks(lengths):
+            owner = torch.tensor([flat[n][0] for n in chunk], device=self.device)
+            labels, label_mask = self._pad([flat[n][1] for n in chunk])
+            decoder_ids, _ = self._pad([[self._decoder_start(), *flat[n][1][:-1]] for n in chunk])
+            logits = self.model(
+                encoder_outputs=(encoder_hidden[owner],),
+                attention_mask=ctx_mask[owner],
+                decoder_input_ids=decoder_ids,
+                decoder_attention_mask=label_mask,
+                use_cache=False,
+            ).logits
+            keep = label_mask.bool()
+            selected = torch.log_softmax(logits[keep].float(), dim=-1)
+            token_logprobs = selected.gather(1, labels[keep][:, None])[:, 0]
+            for n, total in zip(chunk, _row_sums(token_logprobs, keep), strict=True):
+                sums[n] = total
+        return self._collect(questions, sums, lengths)
 
-    def _collect(self, questions, token_logprobs, rows, lengths) -> list[list[CandidateScore]]:
-        sums = torch.zeros(len(lengths), dtype=torch.float64, device=self.device)
-        sums.index_add_(0, rows, token_logprobs.double())
-        sums, lengths = sums.tolist(), lengths.tolist()
+    def _collect(self, questions, sums: list[float], lengths: list[int]) -> list[list[CandidateScore]]:
         results, n = [], 0
         for q in questions:
             results.append([_score(sums[n + k], lengths[n + k]) for k in range(len(q.candidates))])
@@ -255,6 +274,14 @@ def _target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor) -> torch
     return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
 
 
+def _row_sums(token_logprobs: torch.Tensor, keep: torch.Tensor) -> list[float]:
+    """Per row of ``keep`` (a padded batch), the sum of its kept tokens' log-probabilities (float64)."""
+    rows = torch.arange(keep.shape[0], device=keep.device)[:, None].expand_as(keep)[keep]
+    sums = torch.zeros(keep.shape[0], dtype=torch.float64, device=keep.device)
+    sums.index_add_(0, rows, token_logprobs.double())
+    return sums.tolist()
+
+
 def _output_cache(out):
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
@@ -271,12 +298,20 @@ def _special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
     return [], []
 
 
-def _expand_cache(cache, owner: torch.Tensor):
-    """The contexts' KV cache, one row per candidate (rows of the same question share the context)."""
-    if hasattr(cache, "reorder_cache"):
-        cache.reorder_cache(owner)
-        return cache
+def _cache_tensors(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(keys, values) per layer, batch first, from a transformers cache (4.x or 5.x) or legacy tuples."""
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    if hasattr(cache, "to_legacy_cache"):
+        cache = cache.to_legacy_cache()
+    return [(k, v) for k, v, *_ in cache]
+
+
+def _expanded_cache(layers, owner: torch.Tensor, width: int):
+    """The contexts' KV cache with one row per candidate (rows of a question share its context)."""
     from transformers import DynamicCache
 
-    legacy = tuple(tuple(t.index_select(0, owner) for t in layer) for layer in cache)
-    return DynamicCache.from_legacy_cache(legacy)
+    cache = DynamicCache()
+    for index, (keys, values) in enumerate(layers):
+        cache.update(keys[:, :, :width].index_select(0, owner), values[:, :, :width].index_select(0, owner), index)
+    return cache
