@@ -56,7 +56,7 @@ class LMScorer:
         self.batch_tokens = batch_tokens
         self.max_questions_per_batch = max_questions_per_batch
         # contexts of a batch are encoded together and their KV cache is kept while its candidates run
-        self.context_budget = context_budget or 4 * batch_tokens
+        self.context_budget = context_budget or batch_tokens
         self.device = next(model.parameters()).device
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.eos_id or 0)
@@ -148,15 +148,16 @@ class LMScorer:
                 current.append(i)
         return batches
 
-    def _chunks(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Candidates sorted by length (longest first), cut at the token budget and wherever padding
-        would exceed a fifth of a chunk's width (a few tokens for short candidates)."""
+    def _chunks(self, lengths: Sequence[int], *, context_width: int = 0) -> list[list[int]]:
+        """Candidates sorted by length (longest first), cut so that a chunk's expanded cache and
+        candidate tokens (``rows x (context_width + width)``) stay under the token budget, and
+        wherever padding would exceed a fifth of a chunk's width (a few tokens for short ones)."""
         order = sorted(range(len(lengths)), key=lambda n: lengths[n], reverse=True)
         chunks: list[list[int]] = []
         for n in order:
             if chunks:
                 width = lengths[chunks[-1][0]]
-                fits = (len(chunks[-1]) + 1) * width <= self.batch_tokens
+                fits = (len(chunks[-1]) + 1) * (context_width + width) <= self.batch_tokens
                 if fits and width - lengths[n] <= max(4, width // 5):
                     chunks[-1].append(n)
                     continue
@@ -184,7 +185,7 @@ class LMScorer:
 
         flat = [(b, c) for b, q in enumerate(questions) for c in q.candidates]
         sums, lengths = [0.0] * len(flat), [len(c) for _, c in flat]
-        for chunk in self._chunks(lengths):
+        for chunk in self._chunks(lengths, context_width=ctx_ids.shape[1]):
             owner = torch.tensor([flat[n][0] for n in chunk], device=self.device)
             # contexts are right-padded: the owners' tokens all lie in the first `width` cache slots
             width = max(len(questions[flat[n][0]].context) for n in chunk)
@@ -211,7 +212,7 @@ class LMScorer:
         encoder_hidden = self.model.get_encoder()(input_ids=ctx_ids, attention_mask=ctx_mask).last_hidden_state
         flat = [(b, c) for b, q in enumerate(questions) for c in q.candidates]
         sums, lengths = [0.0] * len(flat), [len(c) for _, c in flat]
-        for chunk in self._chunks(lengths):
+        for chunk in self._chunks(lengths, context_width=ctx_ids.shape[1]):
             owner = torch.tensor([flat[n][0] for n in chunk], device=self.device)
             labels, label_mask = self._pad([flat[n][1] for n in chunk])
             decoder_ids, _ = self._pad([[self._decoder_start(), *flat[n][1][:-1]] for n in chunk])
