@@ -234,17 +234,19 @@ def main() -> None:
         f"{processed / ours_s:,.0f} tokens/s processed ({counts['naive_tokens'] / ours_s:,.0f} tokens/s "
         "naive-equivalent: every context counted once per candidate)"
     )
+    head = model.get_output_embeddings().weight
+    body = n_params - embedding - (0 if head is model.get_input_embeddings().weight else head.numel())
+    # forward FLOPs ~ 2 x parameters x tokens: the body over every processed token, the output
+    # head only where a candidate token is scored (attention's own FLOPs are left out)
+    flops = 2 * body * processed + 2 * head.numel() * counts["candidate_tokens"]
+    achieved = flops / ours_s / 1e12
+    line = f"ours: {achieved:.2f} TFLOP/s (2 x body params x processed tokens + 2 x head params x candidate tokens)"
     if args.device.startswith("cuda"):
-        hidden = model.config.hidden_size
-        flops = 2 * (n_params - embedding) * processed + 2 * hidden * len(tokenizer) * counts["candidate_tokens"]
-        if model.get_output_embeddings().weight is model.get_input_embeddings().weight:
-            flops = 2 * (n_params - embedding) * processed + 2 * embedding * counts["candidate_tokens"]
-        achieved = flops / ours_s / 1e12
-        print(
-            f"GPU: {achieved:.1f} TFLOP/s (forward FLOPs ~ 2 x non-embedding params x processed tokens + output "
-            f"head at candidate tokens) = {achieved / args.peak_tflops:.1%} of a {args.peak_tflops:.0f} TFLOP/s "
-            f"bf16 peak; peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB"
+        line += (
+            f" = {achieved / args.peak_tflops:.1%} of a {args.peak_tflops:.0f} TFLOP/s bf16 peak; "
+            f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB"
         )
+    print(line)
     accuracy_loss = sum(select(s) == q[2] for s, q in zip(scores, questions, strict=True)) / len(questions)
     accuracy_sum = sum(select(s, rule="sum") == q[2] for s, q in zip(scores, questions, strict=True)) / len(questions)
     print(

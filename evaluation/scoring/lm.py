@@ -63,6 +63,13 @@ class LMScorer:
         self.max_candidate_tokens = max_candidate_tokens
         limit = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
         self._specials = _special_tokens_around(tokenizer) if kind == "seq2seq" else ([], [])
+        # The fast causal path applies the output head itself: models that scale or cap their
+        # logits after it (Gemma 2, Cohere, Granite) are scored by the naive path instead.
+        config = model.config
+        self._plain_head = kind == "seq2seq" or not any(
+            getattr(config, name, None) not in (None, 1, 1.0)
+            for name in ("final_logit_softcapping", "logit_scale", "logits_scaling")
+        )
         if limit and kind == "causal":
             # context + candidate must fit the position embeddings
             max_context_tokens = max(1, min(max_context_tokens, limit - max_candidate_tokens))
@@ -118,7 +125,7 @@ class LMScorer:
 
     @torch.inference_mode()
     def score_encoded(self, questions: Sequence[Encoded], *, naive: bool = False) -> list[list[CandidateScore]]:
-        if naive:
+        if naive or not self._plain_head:
             one = self._naive_causal if self.kind == "causal" else self._naive_seq2seq
             return [[one(q.context, c) for c in q.candidates] for q in questions]
         results: list[list[CandidateScore] | None] = [None] * len(questions)

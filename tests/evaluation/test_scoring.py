@@ -126,3 +126,16 @@ def test_plugin_scorer_refuses_a_wrong_number_of_losses():
     scorer = PluginScorer.from_path("tests.evaluation.plugins.BrokenPlugin")
     with pytest.raises(ValueError, match="2 finite losses per question"):
         scorer.score([["Hi."]], [["a", "b"]])
+
+
+def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2_dir, monkeypatch):
+    # given a causal model whose config says its logits are scaled after the output head
+    from evaluation.scoring.lm import LMScorer
+    from evaluation.scoring.loading import load_model
+
+    model, tokenizer = load_model(kind="causal", checkpoint=str(tiny_gpt2_dir), dtype="float32", device="cpu")
+    model.config.final_logit_softcapping = 30.0
+    scorer = LMScorer(model=model, tokenizer=tokenizer, kind="causal")
+    monkeypatch.setattr(scorer, "_fast_causal", lambda questions: pytest.fail("fast path used"))
+    # when it scores, then the naive path (the model's own logits) gives the numbers
+    assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
