@@ -2,16 +2,18 @@
 
 Two paths compute the same numbers:
 
-- the **fast path** (``score``): questions are batched by length; a causal LM encodes each
-  context once and shares its KV cache across all candidates of the question (the cache is
-  expanded to the candidate batch), and the output head runs only at candidate positions;
-  an encoder-decoder runs its encoder once per context and its decoder over all candidates
-  with the encoder output expanded;
+- the **fast path** (``score``): a causal LM encodes each context once and shares it across all
+  candidates of the question, either packed (default: one row per question, ``context +
+  candidates`` with a 4-D attention mask and restarted position ids; see packed.py) or through
+  its KV cache (``strategy="kv-cache"``: contexts right-padded and encoded in a batch, the cache
+  expanded to the candidate batch, candidates chunked by length); the output head runs only at
+  candidate positions. An encoder-decoder runs its encoder once per context and its decoder over
+  the candidates with the encoder output expanded.
 - the **naive path** (``score(naive=True)``): one full forward pass per (context, candidate),
-  the reference the fast path is tested against.
+  the reference the fast paths are tested against.
 
-Contexts are right-padded, so every attention row sees at least one real token; candidates
-get position ids that continue their own context. Log-softmax is always taken in float32.
+Every attention row sees at least one real token (no NaN from fully masked rows); candidates get
+position ids that continue their own context. Log-softmax is always taken in float32.
 """
 
 import inspect
@@ -21,8 +23,11 @@ from dataclasses import dataclass
 import torch
 
 from .base import CandidateScore, ContextTemplate
+from .packed import packed_batches, packed_scores, target_logprobs
 
-_HEAD_CHUNK = 4096  # output-head rows per chunk: bounds the (tokens x vocabulary) logits
+# causal fast paths: "packed" (one row per question, 4-D mask; see packed.py) or "kv-cache"
+# (the context's KV cache expanded to the candidate batch)
+STRATEGIES = ("packed", "kv-cache")
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,13 @@ class LMScorer:
         batch_tokens: int = 8192,
         max_questions_per_batch: int = 256,
         context_budget: int | None = None,
+        strategy: str = "packed",
     ) -> None:
         if kind not in ("causal", "seq2seq"):
             raise ValueError(f"LMScorer scores causal or seq2seq models, not {kind!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        self.strategy = strategy
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.kind = kind
@@ -129,6 +138,12 @@ class LMScorer:
             one = self._naive_causal if self.kind == "causal" else self._naive_seq2seq
             return [[one(q.context, c) for c in q.candidates] for q in questions]
         results: list[list[CandidateScore] | None] = [None] * len(questions)
+        if self.kind == "causal" and self.strategy == "packed":
+            for batch in packed_batches(questions, batch_tokens=self.batch_tokens):
+                scores = packed_scores(self.model, [questions[i] for i in batch], pad_id=self.pad_id)
+                for index, question in zip(batch, scores, strict=True):
+                    results[index] = [_score(total, n) for total, n in question]
+            return results  # type: ignore[return-value]
         for batch in self._batches(questions):
             run = self._fast_causal if self.kind == "causal" else self._fast_seq2seq
             for index, scores in zip(batch, run([questions[i] for i in batch]), strict=True):
@@ -209,7 +224,7 @@ class LMScorer:
             # state for j = 0, the candidate's own state j - 1 after that
             predictors = torch.cat([last[owner][:, None, :], hidden[:, :-1, :]], dim=1)
             keep = cand_mask.bool()
-            token_logprobs = _target_logprobs(head, predictors[keep], cand_ids[keep])
+            token_logprobs = target_logprobs(head, predictors[keep], cand_ids[keep])
             for n, total in zip(chunk, _row_sums(token_logprobs, keep), strict=True):
                 sums[n] = total
         return self._collect(questions, sums, lengths)
@@ -270,16 +285,6 @@ class LMScorer:
 
 def _score(sum_logprob: float, n_tokens: int) -> CandidateScore:
     return CandidateScore(loss=-sum_logprob / n_tokens, sum_logprob=sum_logprob, n_tokens=n_tokens)
-
-
-def _target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """log p(target) for each row, with the output head and log-softmax applied in chunks."""
-    parts = []
-    for start in range(0, hidden.shape[0], _HEAD_CHUNK):
-        logits = head(hidden[start : start + _HEAD_CHUNK]).float()
-        logprobs = torch.log_softmax(logits, dim=-1)
-        parts.append(logprobs.gather(1, targets[start : start + _HEAD_CHUNK, None])[:, 0])
-    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
 
 
 def _row_sums(token_logprobs: torch.Tensor, keep: torch.Tensor) -> list[float]:

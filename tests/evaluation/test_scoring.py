@@ -51,10 +51,14 @@ def assert_same(fast, naive):
         assert select(fast_q, rule="sum") == select(naive_q, rule="sum")
 
 
-@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
-def test_fast_path_equals_naive_path_on_varied_lengths(kind, tiny_gpt2_dir, tiny_bart_dir):
+KINDS = [("causal", "packed"), ("causal", "kv-cache"), ("seq2seq", "packed")]
+
+
+@pytest.mark.parametrize(("kind", "strategy"), KINDS)
+def test_fast_path_equals_naive_path_on_varied_lengths(kind, strategy, tiny_gpt2_dir, tiny_bart_dir):
     # given a tiny model and questions with contexts and candidates of varied lengths
-    scorer = make_scorer(tiny_gpt2_dir if kind == "causal" else tiny_bart_dir, kind, batch_tokens=256)
+    folder = tiny_gpt2_dir if kind == "causal" else tiny_bart_dir
+    scorer = make_scorer(folder, kind, batch_tokens=256, strategy=strategy)
     # when both paths score them
     fast = scorer.score(CONTEXTS, CANDIDATES)
     naive = scorer.score(CONTEXTS, CANDIDATES, naive=True)
@@ -63,12 +67,15 @@ def test_fast_path_equals_naive_path_on_varied_lengths(kind, tiny_gpt2_dir, tiny
     assert all(math.isfinite(s.loss) and s.n_tokens >= 1 for q in fast for s in q)
 
 
-@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
-def test_fast_path_equals_naive_path_when_contexts_and_candidates_are_truncated(kind, tiny_gpt2_dir, tiny_bart_dir):
+@pytest.mark.parametrize(("kind", "strategy"), KINDS)
+def test_fast_path_equals_naive_path_when_contexts_and_candidates_are_truncated(
+    kind, strategy, tiny_gpt2_dir, tiny_bart_dir
+):
     # given limits shorter than most contexts and candidates, and an end-of-sequence token scored
     scorer = make_scorer(
         tiny_gpt2_dir if kind == "causal" else tiny_bart_dir,
         kind,
+        strategy=strategy,
         max_context_tokens=7,
         max_candidate_tokens=5,
         eos_after_candidate=True,
@@ -81,10 +88,11 @@ def test_fast_path_equals_naive_path_when_contexts_and_candidates_are_truncated(
     assert_same(scorer.score_encoded(encoded), scorer.score_encoded(encoded, naive=True))
 
 
-def test_causal_batches_of_one_question_give_the_same_losses_as_one_big_batch(tiny_gpt2_dir):
+@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
+def test_causal_batches_of_one_question_give_the_same_losses_as_one_big_batch(strategy, tiny_gpt2_dir):
     # given the same questions scored with a tiny and a large batch budget
-    small = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=1).score(CONTEXTS, CANDIDATES)
-    large = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=100_000).score(CONTEXTS, CANDIDATES)
+    small = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=1, strategy=strategy).score(CONTEXTS, CANDIDATES)
+    large = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=100_000, strategy=strategy).score(CONTEXTS, CANDIDATES)
     # then padding makes no difference
     assert_same(small, large)
 
@@ -139,3 +147,32 @@ def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2
     monkeypatch.setattr(scorer, "_fast_causal", lambda questions: pytest.fail("fast path used"))
     # when it scores, then the naive path (the model's own logits) gives the numbers
     assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
+
+
+@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
+def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, tiny_tokenizer_dir):
+    # given a tiny Llama (rotary positions, as in the benchmark's 1b preset)
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from evaluation.scoring.lm import LMScorer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=128,
+        initializer_range=0.2,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    scorer = LMScorer(
+        model=LlamaForCausalLM(config), tokenizer=tokenizer, kind="causal", batch_tokens=300, strategy=strategy
+    )
+    # then both paths agree
+    assert_same(scorer.score(CONTEXTS, CANDIDATES), scorer.score(CONTEXTS, CANDIDATES, naive=True))
