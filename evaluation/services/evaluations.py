@@ -27,7 +27,7 @@ def evaluation_start(
     system_name: str,
     created_by=None,
     enqueue: bool = True,
-    batch_questions: int = 64,
+    batch_questions: int = 256,
     device: str | None = None,
 ) -> tuple[Evaluation, Job | None]:
     """The evaluation of a system on a release, with a job to run or resume it.
@@ -65,7 +65,7 @@ def evaluation_start(
 
 
 def evaluation_run(
-    *, evaluation_id: int, progress: JobProgress | None = None, batch_questions: int = 64, device: str | None = None
+    *, evaluation_id: int, progress: JobProgress | None = None, batch_questions: int = 256, device: str | None = None
 ) -> dict:
     """Score every unanswered question of the release, then summarise. Returns the summary."""
     evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()

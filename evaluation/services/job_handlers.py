@@ -9,7 +9,7 @@ from .evaluations import evaluation_run
 def evaluate(job: Job, progress: JobProgress) -> dict:
     return evaluation_run(
         evaluation_id=job.params["evaluation_id"],
-        batch_questions=job.params.get("batch_questions", 64),
+        batch_questions=job.params.get("batch_questions", 256),
         device=job.params.get("device"),
         progress=progress,
     )

@@ -56,7 +56,7 @@ def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(release, tiny
     call_command("register_system", "tiny-gpt2", "--kind", "causal", "--checkpoint", str(tiny_gpt2_dir))
     capsys.readouterr()
     # when it is evaluated on the release
-    call_command("evaluate", "--testset", "r1", "--system", "tiny-gpt2")
+    call_command("evaluate", "--testset", "r1", "--system", "tiny-gpt2", "--device", "cpu")
     report = json.loads(capsys.readouterr().out)
     # then every question has a selection: the candidate with the lowest loss
     evaluation = Evaluation.objects.get()

@@ -15,11 +15,17 @@ class Command(BaseCommand):
         parser.add_argument("--testset", required=True, help="release name")
         parser.add_argument("--system", required=True, help="system name (see register_system)")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
+        parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
+        parser.add_argument("--batch-questions", type=int, default=256, help="questions per committed batch")
 
     def handle(self, *args, **o):
         try:
             evaluation, job = evaluation_start(
-                testset_name=o["testset"], system_name=o["system"], enqueue=o["background"]
+                testset_name=o["testset"],
+                system_name=o["system"],
+                enqueue=o["background"],
+                batch_questions=o["batch_questions"],
+                device=o["device"],
             )
         except UserError as exc:
             raise CommandError(str(exc)) from None
