@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--preset", default="small", choices=sorted(PRESETS))
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--batch-tokens", type=int, default=0, help="our token budget per batch (0: by device)")
-    parser.add_argument("--lm-eval-batch-size", type=int, default=32)
+    parser.add_argument("--lm-eval-batch-size", type=int, default=8, help="8 was lm-eval's fastest here (8-128 tried)")
     parser.add_argument("--no-lm-eval", action="store_true", help="skip the lm-eval side (e.g. on a GPU machine)")
     parser.add_argument("--check", type=int, default=0, help="also run our naive path on this many questions")
     parser.add_argument("--peak-tflops", type=float, default=798.0, help="bf16 peak of the GPU (H100 measured: 798)")
@@ -243,7 +243,7 @@ def main() -> None:
         f"questions: {len(questions)} x {len(questions[0][1])} candidates (DailyDialog test/validation, 3-turn context)"
     )
 
-    budget = args.batch_tokens or (32768 if args.device.startswith("cuda") else 8192)
+    budget = args.batch_tokens or (32768 if args.device.startswith("cuda") else 2048)
     scorer = LMScorer(
         model=model,
         tokenizer=tokenizer,

@@ -68,6 +68,8 @@ class LMScorer:
         self.context_budget = context_budget or batch_tokens
         self.device = next(model.parameters()).device
         self.eos_id = tokenizer.eos_token_id
+        if self.eos_id is None and eos_after_candidate:
+            raise ValueError("eos_after_candidate needs a tokenizer with an end-of-sequence token")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.eos_id or 0)
         self.max_candidate_tokens = max_candidate_tokens
         limit = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
@@ -106,8 +108,8 @@ class LMScorer:
             ctx = ctx[-self.max_context_tokens :]  # keep the end of a long context
             if self.kind == "seq2seq":
                 ctx = [*self._specials[0], *ctx, *self._specials[1]]
-            if not ctx:
-                ctx = [tok.bos_token_id if tok.bos_token_id is not None else self.eos_id]
+            if not ctx:  # an empty context: condition on a start token
+                ctx = [tok.bos_token_id if tok.bos_token_id is not None else self.eos_id or self.pad_id]
             encoded.append(Encoded(ctx, [self._candidate(ids) for ids in cand_ids[i : i + len(cands)]]))
             i += len(cands)
         return encoded
@@ -115,8 +117,8 @@ class LMScorer:
     def _candidate(self, ids: list[int]) -> list[int]:
         room = self.max_candidate_tokens - (1 if self.eos_after_candidate else 0)
         ids = ids[: max(room, 0)]
-        if self.eos_after_candidate or not ids:
-            ids = [*ids, self.eos_id]
+        if self.eos_after_candidate or not ids:  # an empty candidate is scored as "end of turn"
+            ids = [*ids, self.eos_id if self.eos_id is not None else self.pad_id]
         return ids
 
     # -- scoring -----------------------------------------------------------------------------

@@ -90,5 +90,5 @@ def _build(system, *, device: str | None):
         max_context_tokens=system.max_context_tokens,
         max_candidate_tokens=system.max_candidate_tokens,
         eos_after_candidate=system.eos_after_candidate,
-        batch_tokens=32768 if model.device.type == "cuda" else 8192,
+        batch_tokens=32768 if model.device.type == "cuda" else 2048,
     )
