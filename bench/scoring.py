@@ -48,6 +48,14 @@ PRESETS = {
         "num_attention_heads": 16,
         "intermediate_size": 5632,
     },
+    # a tiny Llama, for a quick check of the script (and of the GPU mode's code path) on any machine
+    "tiny-llama": {
+        "family": "llama",
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 128,
+    },
 }
 
 
