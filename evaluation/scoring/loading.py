@@ -46,7 +46,12 @@ def load_model(*, kind: str, checkpoint: str, tokenizer_path: str = "", dtype: s
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
-    model = auto.from_pretrained(checkpoint, local_files_only=True, dtype=torch_dtype).to(device).eval()
+    import transformers
+
+    # transformers 4.56 renamed from_pretrained's torch_dtype to dtype (and deprecates the old name)
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    dtype_kwarg = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    model = auto.from_pretrained(checkpoint, local_files_only=True, **{dtype_kwarg: torch_dtype}).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_path or checkpoint, local_files_only=True)
     return model, tokenizer
 

@@ -51,12 +51,14 @@ def run(evaluation_name_pair, **options):
     return evaluation, job
 
 
-def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(release, tiny_gpt2_dir, capsys):
-    # given a tiny GPT-2 registered from its local directory
-    call_command("register_system", "tiny-gpt2", "--kind", "causal", "--checkpoint", str(tiny_gpt2_dir))
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(kind, release, tiny_gpt2_dir, tiny_bart_dir, capsys):
+    # given a tiny GPT-2 or BART registered from its local directory
+    folder = tiny_gpt2_dir if kind == "causal" else tiny_bart_dir
+    call_command("register_system", "tiny", "--kind", kind, "--checkpoint", str(folder))
     capsys.readouterr()
     # when it is evaluated on the release
-    call_command("evaluate", "--testset", "r1", "--system", "tiny-gpt2", "--device", "cpu")
+    call_command("evaluate", "--testset", "r1", "--system", "tiny", "--device", "cpu")
     report = json.loads(capsys.readouterr().out)
     # then every question has a selection: the candidate with the lowest loss
     evaluation = Evaluation.objects.get()
