@@ -1,0 +1,101 @@
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.admin.common import ReadOnlyAdmin, render_form
+from annotation.models import TestSet
+from annotation.services.errors import UserError
+from annotation.services.jobs import job_cancel
+from evaluation.models import Evaluation, System
+from evaluation.services.evaluations import evaluation_start
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "checkpoint", "plugin", "dtype", "updated_at"]
+    list_filter = ["kind"]
+    search_fields = ["name", "checkpoint", "plugin"]
+    readonly_fields = ["created_at", "updated_at"]
+
+
+class EvaluationStartForm(forms.Form):
+    testset = forms.ModelChoiceField(queryset=TestSet.objects.all(), label="release")
+    system = forms.ModelChoiceField(queryset=System.objects.all())
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(ReadOnlyAdmin):
+    list_display = ["id", "system", "testset", "status", "accuracy", "ci95", "job_link", "finished_at"]
+    list_filter = ["status", "system", "testset"]
+    list_select_related = ["system", "testset", "job"]
+    readonly_fields = ["system", "testset", "status", "job_link", "system_version", "error", "finished_at", "report"]
+    exclude = ["summary", "job"]
+    actions = ["run_evaluations", "cancel_evaluations"]
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("evaluation.add_evaluation")
+
+    def add_view(self, request, form_url="", extra_context=None):
+        form = EvaluationStartForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                evaluation, job = evaluation_start(
+                    testset_name=form.cleaned_data["testset"].name,
+                    system_name=form.cleaned_data["system"].name,
+                    created_by=request.user,
+                )
+            except UserError as exc:
+                form.add_error(None, str(exc))
+            else:
+                if job is None:
+                    messages.info(request, "This system was already evaluated on this release.")
+                    return redirect(reverse("admin:evaluation_evaluation_change", args=[evaluation.pk]))
+                return redirect(reverse("job-detail", args=[job.pk]))
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Evaluate a system on a release",
+            intro="The system selects the lowest-loss candidate of every question. The job goes to the GPU "
+            "queue (a worker without a GPU scores on its CPU) and can be cancelled and resumed.",
+        )
+
+    @admin.display(description="accuracy")
+    def accuracy(self, obj):
+        value = obj.summary.get("accuracy")
+        return "" if value is None else f"{value:.3f}"
+
+    @admin.display(description="95 % CI")
+    def ci95(self, obj):
+        ci = obj.summary.get("ci95")
+        return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+    @admin.display(description="job")
+    def job_link(self, obj):
+        if obj.job_id is None:
+            return ""
+        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
+
+    @admin.display(description="summary")
+    def report(self, obj):
+        return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
+
+    @admin.action(description="Run or resume the selected evaluations")
+    def run_evaluations(self, request, queryset):
+        started = 0
+        for evaluation in queryset.select_related("system", "testset"):
+            _, job = evaluation_start(
+                testset_name=evaluation.testset.name, system_name=evaluation.system.name, created_by=request.user
+            )
+            started += job is not None
+        messages.info(request, f"{started} evaluation job(s) started.")
+
+    @admin.action(description="Cancel the selected evaluations")
+    def cancel_evaluations(self, request, queryset):
+        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
+            job_cancel(job_id=job_id)
+        messages.info(request, "Cancellation requested.")

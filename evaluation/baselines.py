@@ -168,3 +168,33 @@ def random_trials(
     if trials < 1:
         raise ValueError("trials must be at least 1")
     return [random_trial(questions, repository, k=k, seed=seed, trial=t) for t in range(trials)]
+
+
+class TfidfBaseline:
+    """The TF-IDF selector as a plugin system (``register_system NAME --kind plugin --plugin
+    evaluation.baselines.TfidfBaseline``): loss = 1 - cosine, so the lowest loss is the selection.
+
+    Its IDF is fitted on the repository file named by the system's checkpoint field (one utterance
+    per line, streamed once per worker), as Lowe et al. fit it on the training utterances; with no
+    file it falls back to the texts of each call (the contexts and candidates being scored).
+    """
+
+    def __init__(self, system=None) -> None:
+        self.repository = getattr(system, "checkpoint", "") or ""
+        self._selector: TfidfSelector | None = None
+
+    def _fitted(self, batch_texts: list[str]) -> TfidfSelector:
+        if not self.repository:
+            return TfidfSelector.fit(batch_texts)
+        if self._selector is None:
+            with open(self.repository, encoding="utf-8") as lines:
+                self._selector = TfidfSelector.fit(line.strip() for line in lines if line.strip())
+        return self._selector
+
+    def losses(self, contexts: list[list[str]], candidates: list[list[str]]) -> list[list[float]]:
+        texts = [" ".join(turns) for turns in contexts] + [c for cands in candidates for c in cands]
+        selector = self._fitted(texts)
+        return [
+            [1.0 - float(cosine) for cosine in selector.scores(turns, cands)]
+            for turns, cands in zip(contexts, candidates, strict=True)
+        ]

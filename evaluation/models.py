@@ -1,1 +1,132 @@
-"""Systems and evaluation campaigns arrive with the evaluation issue."""
+"""Systems to rank and their evaluations on frozen test-set releases (Sato et al. §4)."""
+
+from django.db import models
+from django.db.models import Q
+
+
+class SystemKind(models.TextChoices):
+    CAUSAL = "causal", "causal language model"
+    SEQ2SEQ = "seq2seq", "encoder-decoder model"
+    PLUGIN = "plugin", "plugin class (losses(contexts, candidates))"
+
+
+class SystemDtype(models.TextChoices):
+    AUTO = "auto", "auto (bfloat16/float16 on a GPU, float32 on a CPU)"
+    FLOAT32 = "float32", "float32"
+    BFLOAT16 = "bfloat16", "bfloat16"
+    FLOAT16 = "float16", "float16"
+
+
+class System(models.Model):
+    """A response-generation system, scored by how likely it finds each candidate given the context.
+
+    Weights are read from a local directory only (never downloaded). The context template turns
+    the context turns into the text the model is conditioned on: turns joined by
+    ``turn_separator`` (``{eos}`` stands for the tokenizer's end-of-sequence token), optionally
+    prefixed with speaker tags (``A: ``, ``B: ``), and followed by the separator (and the next
+    speaker tag) so that the candidate starts a new turn.
+    """
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=SystemKind.choices)
+    checkpoint = models.CharField(max_length=1000, blank=True, help_text="Local model directory (causal, seq2seq).")
+    tokenizer_path = models.CharField(
+        max_length=1000, blank=True, help_text="Local tokenizer directory (default: checkpoint)."
+    )
+    plugin = models.CharField(
+        max_length=300, blank=True, help_text="Dotted path of a class with losses(contexts, candidates) (plugin)."
+    )
+    dtype = models.CharField(max_length=16, choices=SystemDtype.choices, default=SystemDtype.AUTO)
+    max_context_tokens = models.PositiveIntegerField(default=512, help_text="Longer contexts keep their end.")
+    max_candidate_tokens = models.PositiveIntegerField(default=128, help_text="Longer candidates keep their start.")
+    turn_separator = models.CharField(max_length=100, default="\n", blank=True)
+    speaker_tags = models.BooleanField(default=False, help_text='Prefix turns with "A: " / "B: ".')
+    eos_after_candidate = models.BooleanField(
+        default=False, help_text="Score the end-of-sequence token after each candidate (end of turn)."
+    )
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=[k.value for k in SystemKind]), name="system_kind_valid"),
+            models.CheckConstraint(condition=Q(dtype__in=[d.value for d in SystemDtype]), name="system_dtype_valid"),
+            models.CheckConstraint(
+                condition=(Q(kind="plugin") & ~Q(plugin="")) | (~Q(kind="plugin") & ~Q(checkpoint="")),
+                name="system_plugin_or_checkpoint",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_context_tokens__gte=1) & Q(max_candidate_tokens__gte=1), name="system_max_tokens_ge_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def tokenizer_dir(self) -> str:
+        return self.tokenizer_path or self.checkpoint
+
+
+class EvaluationStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class Evaluation(models.Model):
+    """One system on one release: which candidate it selects for every question."""
+
+    testset = models.ForeignKey("annotation.TestSet", on_delete=models.PROTECT, related_name="evaluations")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="evaluations")
+    status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
+    job = models.ForeignKey("annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The system's updated_at when results were first written: a changed system needs a new evaluation.
+    system_version = models.DateTimeField(null=True, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["testset", "system"], name="evaluation_unique_testset_system"),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in EvaluationStatus]), name="evaluation_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.testset} ({self.status})"
+
+
+class QuestionResult(models.Model):
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="questions")
+    item = models.ForeignKey("annotation.TestSetQuestion", on_delete=models.PROTECT, related_name="+")
+    selected_position = models.PositiveSmallIntegerField(help_text="Position of the lowest-loss candidate.")
+    correct = models.BooleanField()
+
+    class Meta:
+        ordering = ["evaluation_id", "item_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["evaluation", "item"], name="questionresult_unique_item"),
+        ]
+
+
+class CandidateResult(models.Model):
+    question = models.ForeignKey(QuestionResult, on_delete=models.CASCADE, related_name="candidates")
+    candidate = models.ForeignKey("annotation.TestSetCandidate", on_delete=models.PROTECT, related_name="+")
+    loss = models.FloatField(help_text="Mean token cross-entropy of the candidate given the context (nats).")
+    sum_logprob = models.FloatField(null=True, blank=True, help_text="Summed token log-probability (nats).")
+    n_tokens = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["question_id", "candidate_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "candidate"], name="candidateresult_unique_candidate"),
+        ]

@@ -128,3 +128,34 @@ def test_tfidf_on_dailydialog_random_test_sets_beats_chance(shared_data):
     # then it is well above chance (1 in 4); measured 0.60, 0.58, 0.58 on 918 questions
     assert len(questions) == 918
     assert all(0.45 < a < 0.75 for a in accuracies)
+
+
+def test_tfidf_baseline_plugin_prefers_the_candidate_sharing_rare_context_words():
+    from evaluation.baselines import TfidfBaseline
+
+    # given a context about a museum and candidates that share common or rare words with it
+    contexts = [["What time does the museum open?", "I want to see the dinosaur exhibition."]]
+    candidates = [["It is a good time to go.", "The dinosaur exhibition opens at the museum at ten.", "No idea."]]
+    # when the TF-IDF plugin scores them (IDF from the texts of the call)
+    losses = TfidfBaseline().losses(contexts, candidates)[0]
+    # then the candidate with the rare shared words has the lowest loss, one sharing nothing the highest
+    assert losses.index(min(losses)) == 1
+    assert losses[2] == pytest.approx(1.0)
+
+
+def test_tfidf_baseline_plugin_fits_idf_on_the_systems_repository_file(tmp_path):
+    from types import SimpleNamespace
+
+    from evaluation.baselines import TfidfBaseline
+    from evaluation.scoring import select
+    from evaluation.scoring.plugin import PluginScorer
+
+    # given a repository where "jazz" is in every utterance (idf 0) and "rock" in one
+    repository = tmp_path / "utterances.txt"
+    repository.write_text("jazz rock\njazz is fine\njazz again\n", encoding="utf-8")
+    system = SimpleNamespace(checkpoint=str(repository))
+    scorer = PluginScorer.from_path("evaluation.baselines.TfidfBaseline", system=system)
+    # when it scores a context that shares "jazz" with one candidate and "rock" with the other
+    scores = scorer.score([["jazz and rock tonight"]], [["jazz jazz jazz", "rock it"]])
+    # then only the repository-rare word counts
+    assert select(scores[0]) == 1

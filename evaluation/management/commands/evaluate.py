@@ -1,0 +1,42 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import JobStatus
+from annotation.services.errors import UserError
+from annotation.services.job_commands import format_report
+from annotation.services.jobs import job_execute
+from evaluation.services.evaluations import evaluation_start
+from evaluation.services.job_handlers import evaluate
+
+
+class Command(BaseCommand):
+    help = "Selection accuracy of a system on a release (runs here; --background sends it to the gpu queue)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--testset", required=True, help="release name")
+        parser.add_argument("--system", required=True, help="system name (see register_system)")
+        parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
+        parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
+        parser.add_argument("--batch-questions", type=int, default=256, help="questions per committed batch")
+
+    def handle(self, *args, **o):
+        try:
+            evaluation, job = evaluation_start(
+                testset_name=o["testset"],
+                system_name=o["system"],
+                enqueue=o["background"],
+                batch_questions=o["batch_questions"],
+                device=o["device"],
+            )
+        except UserError as exc:
+            raise CommandError(str(exc)) from None
+        if job is None:
+            self.stdout.write(format_report(evaluation.summary))
+            return
+        if o["background"]:
+            self.stdout.write(f"evaluation #{evaluation.pk}: job #{job.pk} sent to the workers")
+            return
+        job_execute(job_id=job.pk, handler=evaluate)
+        job.refresh_from_db()
+        if job.status != JobStatus.SUCCEEDED:
+            raise CommandError(f"job #{job.pk} {job.status}: {job.error}")
+        self.stdout.write(format_report(job.result))

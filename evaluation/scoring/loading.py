@@ -1,0 +1,99 @@
+"""Systems -> scorers. A worker process loads each system's model once and keeps it."""
+
+import logging
+import os
+import threading
+
+from .base import ContextTemplate
+from .plugin import PluginScorer
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+logger = logging.getLogger(__name__)
+_cache: dict[tuple, object] = {}
+_lock = threading.Lock()
+
+
+def resolve_device(device: str | None = None) -> str:
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(dtype: str, device: str):
+    """auto: bfloat16 (float16 without bf16 support) on a GPU, float32 on a CPU. A CPU always gets float32."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return torch.float32
+    if dtype == "auto":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+
+def load_model(*, kind: str, checkpoint: str, tokenizer_path: str = "", dtype: str = "auto", device: str | None = None):
+    """(model, tokenizer) from local directories only; never a download."""
+    from pathlib import Path
+
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    for folder in {checkpoint, tokenizer_path or checkpoint}:
+        if not Path(folder).is_dir():
+            raise FileNotFoundError(f"no local directory {folder}; models are never downloaded")
+    device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, device)
+    auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
+    import transformers
+
+    # transformers 4.56 renamed from_pretrained's torch_dtype to dtype (and deprecates the old name)
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    dtype_kwarg = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    model = auto.from_pretrained(checkpoint, local_files_only=True, **{dtype_kwarg: torch_dtype}).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_path or checkpoint, local_files_only=True)
+    return model, tokenizer
+
+
+def scorer_for(system, *, device: str | None = None):
+    """The scorer of a System, cached per process by (system id, updated_at): an edited system reloads."""
+    key = (system.pk, system.updated_at, device)
+    with _lock:
+        scorer = _cache.get(key)
+        if scorer is None:
+            for stale in [k for k in _cache if k[0] == system.pk]:
+                del _cache[stale]
+            scorer = _build(system, device=device)
+            _cache[key] = scorer
+            logger.info("loaded system %s", system.name)
+        return scorer
+
+
+def scorer_cache_clear() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def _build(system, *, device: str | None):
+    if system.kind == "plugin":
+        return PluginScorer.from_path(system.plugin, system=system)
+    from .lm import LMScorer
+
+    model, tokenizer = load_model(
+        kind=system.kind,
+        checkpoint=system.checkpoint,
+        tokenizer_path=system.tokenizer_path,
+        dtype=system.dtype,
+        device=device,
+    )
+    return LMScorer(
+        model=model,
+        tokenizer=tokenizer,
+        kind=system.kind,
+        template=ContextTemplate(separator=system.turn_separator, speaker_tags=system.speaker_tags),
+        max_context_tokens=system.max_context_tokens,
+        max_candidate_tokens=system.max_candidate_tokens,
+        eos_after_candidate=system.eos_after_candidate,
+        batch_tokens=32768 if model.device.type == "cuda" else 2048,
+    )

@@ -1,0 +1,88 @@
+"""The packed fast path for causal LMs: one row per question, ``context + candidate 1 + candidate 2 + ...``.
+
+A 4-D attention mask lets every candidate token see the context and the earlier tokens of its own
+candidate only, and position ids restart after the context for each candidate, so each candidate
+is scored exactly as if it followed the context alone. The context is encoded once and shared
+by all of the question's candidates without copying a KV cache, and only the real tokens of a
+row are computed (rows are sorted by packed length, so padding stays small). The output head and
+a float32 log-softmax run only where a candidate token is predicted.
+"""
+
+from collections.abc import Sequence
+
+import torch
+
+_CONTEXT, _PAD = -1, -2
+
+
+def packed_batches(questions: Sequence, *, batch_tokens: int) -> list[list[int]]:
+    """Question indices sorted by packed length (longest first), cut at ``rows x width <= batch_tokens``."""
+    lengths = [len(q.context) + sum(map(len, q.candidates)) for q in questions]
+    order = sorted(range(len(questions)), key=lambda i: lengths[i], reverse=True)
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= batch_tokens:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def packed_scores(model, questions: Sequence, *, pad_id: int) -> list[list[tuple[float, int]]]:
+    """Per question and candidate: (summed log-probability, number of tokens)."""
+    device = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    width = max(len(q.context) + sum(map(len, q.candidates)) for q in questions)
+    ids = torch.full((len(questions), width), pad_id, dtype=torch.long)
+    positions = torch.zeros((len(questions), width), dtype=torch.long)
+    segments = torch.full((len(questions), width), _PAD, dtype=torch.long)
+    rows, predictors, targets, owners = [], [], [], []
+    n = 0
+    for r, q in enumerate(questions):
+        c = len(q.context)
+        ids[r, :c] = torch.tensor(q.context)
+        positions[r, :c] = torch.arange(c)
+        segments[r, :c] = _CONTEXT
+        offset = c
+        for k, candidate in enumerate(q.candidates):
+            m = len(candidate)
+            ids[r, offset : offset + m] = torch.tensor(candidate)
+            positions[r, offset : offset + m] = torch.arange(c, c + m)
+            segments[r, offset : offset + m] = k
+            # token j is predicted at the context's last token (j = 0) or at token j - 1
+            rows.extend([r] * m)
+            predictors.extend([c - 1, *range(offset, offset + m - 1)])
+            targets.extend(candidate)
+            owners.extend([n] * m)
+            offset += m
+            n += 1
+    seg_q, seg_k = segments[:, :, None], segments[:, None, :]
+    causal = torch.ones((width, width), dtype=torch.bool).tril()
+    allowed = causal & ((seg_k == _CONTEXT) | (seg_k == seg_q))  # padding rows see the context: never empty
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+    hidden = model.base_model(
+        input_ids=ids.to(device),
+        attention_mask=mask.to(device),
+        position_ids=positions.to(device),
+        use_cache=False,
+    ).last_hidden_state
+    selected = hidden[torch.tensor(rows, device=device), torch.tensor(predictors, device=device)]
+    logprobs = target_logprobs(model.get_output_embeddings(), selected, torch.tensor(targets, device=device))
+    sums = torch.zeros(n, dtype=torch.float64, device=device)
+    sums.index_add_(0, torch.tensor(owners, device=device), logprobs.double())
+    sums = sums.tolist()
+    results, n = [], 0
+    for q in questions:
+        results.append([(sums[n + k], len(c)) for k, c in enumerate(q.candidates)])
+        n += len(q.candidates)
+    return results
+
+
+def target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, *, chunk: int = 4096) -> torch.Tensor:
+    """log p(target) for each row, with the output head and log-softmax applied in chunks of rows."""
+    parts = []
+    for start in range(0, hidden.shape[0], chunk):
+        logits = head(hidden[start : start + chunk]).float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        parts.append(logprobs.gather(1, targets[start : start + chunk, None])[:, 0])
+    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)

@@ -1,0 +1,201 @@
+"""Selection-accuracy evaluations: a system picks the lowest-loss candidate of every question.
+
+Resumable and idempotent: questions are scored in committed batches, a question with a result
+is never scored again, and result rows are unique per (evaluation, question) and
+(question result, candidate). Progress and cancellation go through the Job machinery.
+"""
+
+from collections import defaultdict
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Job, TestSet
+from annotation.services.errors import JobCancelled, UserError
+from annotation.services.jobs import JobProgress, job_create
+from evaluation.jobs import EVALUATE
+from evaluation.metrics import accuracy_summary
+from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
+from evaluation.scoring import CandidateScore, select
+from evaluation.scoring.loading import scorer_for
+from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
+
+
+def evaluation_start(
+    *,
+    testset_name: str,
+    system_name: str,
+    created_by=None,
+    enqueue: bool = True,
+    batch_questions: int = 256,
+    device: str | None = None,
+) -> tuple[Evaluation, Job | None]:
+    """The evaluation of a system on a release, with a job to run or resume it.
+
+    A finished evaluation of an unchanged system is returned as is (no job). Results of a
+    system edited since they were computed are discarded first.
+    """
+    testset = TestSet.objects.filter(name=testset_name).first()
+    if testset is None:
+        raise UserError(f"no release {testset_name!r}")
+    system = System.objects.filter(name=system_name).first()
+    if system is None:
+        raise UserError(f"no system {system_name!r}")
+    with transaction.atomic():
+        evaluation, _ = Evaluation.objects.select_for_update().get_or_create(testset=testset, system=system)
+        stale = evaluation.system_version is not None and evaluation.system_version != system.updated_at
+        if stale:
+            QuestionResult.objects.filter(evaluation=evaluation).delete()
+            evaluation.system_version = None
+        elif evaluation.status == EvaluationStatus.SUCCEEDED:
+            return evaluation, None
+        elif evaluation.job is not None and not evaluation.job.is_finished:
+            return evaluation, evaluation.job  # already queued or running: one job at a time
+        job = job_create(
+            kind=EVALUATE,
+            params={"evaluation_id": evaluation.pk, "batch_questions": batch_questions, "device": device},
+            created_by=created_by,
+            enqueue=enqueue,
+        )
+        evaluation.job = job
+        evaluation.status = EvaluationStatus.PENDING
+        evaluation.error = ""
+        evaluation.save(update_fields=["job", "status", "error", "system_version"])
+    return evaluation, job
+
+
+def evaluation_run(
+    *, evaluation_id: int, progress: JobProgress | None = None, batch_questions: int = 256, device: str | None = None
+) -> dict:
+    """Score every unanswered question of the release, then summarise. Returns the summary."""
+    evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()
+    if evaluation is None:
+        raise UserError(f"no evaluation #{evaluation_id}")
+    system = evaluation.system
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=EvaluationStatus.RUNNING, error="", system_version=system.updated_at
+    )
+    try:
+        _score_pending(evaluation, progress=progress, batch_questions=batch_questions, device=device)
+        summary = evaluation_summary(evaluation=evaluation)
+    except JobCancelled:
+        Evaluation.objects.filter(pk=evaluation.pk).update(status=EvaluationStatus.CANCELLED)
+        raise
+    except Exception as exc:
+        Evaluation.objects.filter(pk=evaluation.pk).update(
+            status=EvaluationStatus.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
+    )
+    return summary
+
+
+def _score_pending(evaluation: Evaluation, *, progress, batch_questions: int, device: str | None) -> None:
+    total = evaluation.testset.items.count()
+    pending = list(pending_items(evaluation=evaluation).values_list("id", flat=True))
+    done = total - len(pending)
+    if progress:
+        progress.update(done=done, total=total, force=True)
+    if not pending:
+        return
+    scorer = scorer_for(evaluation.system, device=device)  # loaded once per worker process
+    for start in range(0, len(pending), batch_questions):
+        items = items_with_texts(item_ids=pending[start : start + batch_questions])
+        scores = scorer.score(
+            [item["turns"] for item in items],
+            [[c["candidate__text"] for c in item["candidates"]] for item in items],
+        )
+        _save(evaluation, items, scores)
+        done += len(items)
+        if progress:
+            progress.update(done=done, total=total, force=True)
+
+
+def _save(evaluation: Evaluation, items: list[dict], scores: list[list[CandidateScore]]) -> None:
+    with transaction.atomic():
+        QuestionResult.objects.bulk_create(
+            [
+                QuestionResult(
+                    evaluation=evaluation,
+                    item_id=item["item_id"],
+                    selected_position=item["candidates"][select(q)]["position"],
+                    correct=item["candidates"][select(q)]["is_ground_truth"],
+                )
+                for item, q in zip(items, scores, strict=True)
+            ],
+            ignore_conflicts=True,  # a question another worker finished keeps its result
+        )
+        ids = dict(
+            QuestionResult.objects.filter(evaluation=evaluation, item_id__in=[i["item_id"] for i in items]).values_list(
+                "item_id", "id"
+            )
+        )
+        CandidateResult.objects.bulk_create(
+            [
+                CandidateResult(
+                    question_id=ids[item["item_id"]],
+                    candidate_id=candidate["id"],
+                    loss=score.loss,
+                    sum_logprob=score.sum_logprob,
+                    n_tokens=score.n_tokens,
+                )
+                for item, q in zip(items, scores, strict=True)
+                for candidate, score in zip(item["candidates"], q, strict=True)
+            ],
+            ignore_conflicts=True,
+        )
+
+
+def evaluation_summary(*, evaluation: Evaluation, seed: int = 0) -> dict:
+    """Accuracy with a bootstrap 95 % interval, under the loss rule and the summed log-prob rule,
+    and how often the ground truth beats the false candidates of each source and error label."""
+    rows = candidate_results(evaluation=evaluation)
+    by_question: dict[int, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_question[row["question_id"]].append(row)
+    correct = list(
+        QuestionResult.objects.filter(evaluation=evaluation)
+        .order_by("item__position")
+        .values_list("correct", flat=True)
+    )
+    summary = {"system": evaluation.system.name, "testset": evaluation.testset.name, **accuracy_summary(correct)}
+    if rows and all(r["sum_logprob"] is not None for r in rows):
+        by_sum = [
+            q[select([CandidateScore(r["loss"], r["sum_logprob"]) for r in q], rule="sum")][
+                "candidate__is_ground_truth"
+            ]
+            for q in by_question.values()
+        ]
+        summary["sum_logprob_rule"] = accuracy_summary(by_sum)
+    labels = candidate_labels(
+        candidate_ids=[r["candidate__candidate_id"] for r in rows if not r["candidate__is_ground_truth"]]
+    )
+    per_source: dict[str, list[bool]] = defaultdict(list)
+    per_label: dict[str, list[bool]] = defaultdict(list)
+    for q in by_question.values():
+        truth = [r for r in q if r["candidate__is_ground_truth"]]
+        if not truth:
+            continue
+        for r in q:
+            if r["candidate__is_ground_truth"]:
+                continue
+            beaten = truth[0]["loss"] < r["loss"]
+            per_source[r["candidate__candidate__source"]].append(beaten)
+            for label in labels.get(r["candidate__candidate_id"], ()):
+                per_label[label].append(beaten)
+    # "pairwise accuracy": share of false candidates of that kind with a higher loss than the ground truth
+    summary["per_source"] = {s: _pairwise(v, seed=seed) for s, v in sorted(per_source.items())}
+    summary["per_label"] = {s: _pairwise(v, seed=seed) for s, v in sorted(per_label.items())}
+    return summary
+
+
+def _pairwise(beaten: list[bool], *, seed: int) -> dict:
+    summary = accuracy_summary(beaten, seed=seed)
+    return {
+        "false_candidates": summary["questions"],
+        "ground_truth_preferred": summary["correct"],
+        "accuracy": summary["accuracy"],
+        "ci95": summary["ci95"],
+    }

@@ -1,0 +1,52 @@
+"""Plugin systems used by the tests (referred to by dotted path)."""
+
+
+class ShortestWinsPlugin:
+    """The loss is the candidate's length in characters: the shortest candidate is selected."""
+
+    def __init__(self, system=None) -> None:
+        self.system = system
+
+    def losses(self, contexts, candidates):
+        return [[float(len(c)) for c in cands] for cands in candidates]
+
+
+class BrokenPlugin:
+    def losses(self, contexts, candidates):
+        return [[0.0] for _ in candidates]  # one loss per question instead of one per candidate
+
+
+class ScriptedPlugin:
+    """Losses by text: "dense ..." candidates beat the ground truth, the others do not.
+
+    ``calls`` records the questions of each call; ``fail_on_call`` / ``cancel_on_call`` make a
+    call fail or ask for the running evaluation job to be cancelled (to test resuming).
+    """
+
+    calls: list[list[tuple]] = []
+    fail_on_call: int | None = None
+    cancel_on_call: int | None = None
+
+    def losses(self, contexts, candidates):
+        cls = type(self)
+        cls.calls.append([tuple(sorted(c)) for c in candidates])
+        if cls.fail_on_call == len(cls.calls):
+            raise RuntimeError("scripted failure")
+        if cls.cancel_on_call == len(cls.calls):
+            from annotation.models import Job
+            from annotation.services.jobs import job_cancel
+
+            job_cancel(job_id=Job.objects.filter(kind="evaluate").latest("id").pk)
+        return [[_loss(text) for text in cands] for cands in candidates]
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.calls, cls.fail_on_call, cls.cancel_on_call = [], None, None
+
+
+def _loss(text: str) -> float:
+    if text.startswith("dense"):
+        return 0.5
+    if text.startswith("Sure"):  # the factories' ground truths
+        return 1.0
+    return 2.0

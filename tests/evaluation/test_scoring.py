@@ -1,0 +1,178 @@
+"""The fast scoring path gives the naive path's numbers (one full forward per context-candidate pair)."""
+
+import math
+
+import pytest
+
+from evaluation.scoring import CandidateScore, ContextTemplate, select
+from evaluation.scoring.plugin import PluginScorer
+
+CONTEXTS = [
+    ["Did you book the tickets?", "Not yet, the site was down all morning.", "Can you try again tonight?"],
+    ["How much is this jacket?"],
+    [
+        "My sister is coming to visit next week.",
+        "That's nice! Where will she stay?",
+        "With us, of course. Could you help me carry these boxes upstairs?",
+        "Sure.",
+        "Thanks, the weather is lovely, isn't it?",
+    ],
+    ["What time does the museum open on Sundays?", "At ten, I think."],
+]
+CANDIDATES = [
+    [
+        "Sure, I will try again after dinner.",
+        "The train leaves at nine.",
+        "Yes.",
+        "I'm sorry, I didn't catch your name.",
+    ],
+    ["It is forty dollars, but it is on sale today.", "Coffee, please.", "No", "Let's meet at noon."],
+    ["Yes, it is.", "It is forty dollars.", "Could you help me carry these boxes upstairs, please, right now?"],
+    ["Great, let's go together.", "My sister.", "The library at noon.", "Nine o'clock, platform two.", "Okay."],
+]
+
+
+def make_scorer(folder, kind, **options):
+    from evaluation.scoring.lm import LMScorer
+    from evaluation.scoring.loading import load_model
+
+    model, tokenizer = load_model(kind=kind, checkpoint=str(folder), dtype="float32", device="cpu")
+    return LMScorer(model=model, tokenizer=tokenizer, kind=kind, **options)
+
+
+def assert_same(fast, naive):
+    assert [len(q) for q in fast] == [len(q) for q in naive]
+    for fast_q, naive_q in zip(fast, naive, strict=True):
+        for f, n in zip(fast_q, naive_q, strict=True):
+            assert f.n_tokens == n.n_tokens
+            assert f.loss == pytest.approx(n.loss, abs=1e-4)
+            assert f.sum_logprob == pytest.approx(n.sum_logprob, abs=1e-4 * n.n_tokens)
+        assert select(fast_q) == select(naive_q)
+        assert select(fast_q, rule="sum") == select(naive_q, rule="sum")
+
+
+KINDS = [("causal", "packed"), ("causal", "kv-cache"), ("seq2seq", "packed")]
+
+
+@pytest.mark.parametrize(("kind", "strategy"), KINDS)
+def test_fast_path_equals_naive_path_on_varied_lengths(kind, strategy, tiny_gpt2_dir, tiny_bart_dir):
+    # given a tiny model and questions with contexts and candidates of varied lengths
+    folder = tiny_gpt2_dir if kind == "causal" else tiny_bart_dir
+    scorer = make_scorer(folder, kind, batch_tokens=256, strategy=strategy)
+    # when both paths score them
+    fast = scorer.score(CONTEXTS, CANDIDATES)
+    naive = scorer.score(CONTEXTS, CANDIDATES, naive=True)
+    # then losses agree within 1e-4 and the same candidates are selected
+    assert_same(fast, naive)
+    assert all(math.isfinite(s.loss) and s.n_tokens >= 1 for q in fast for s in q)
+
+
+@pytest.mark.parametrize(("kind", "strategy"), KINDS)
+def test_fast_path_equals_naive_path_when_contexts_and_candidates_are_truncated(
+    kind, strategy, tiny_gpt2_dir, tiny_bart_dir
+):
+    # given limits shorter than most contexts and candidates, and an end-of-sequence token scored
+    scorer = make_scorer(
+        tiny_gpt2_dir if kind == "causal" else tiny_bart_dir,
+        kind,
+        strategy=strategy,
+        max_context_tokens=7,
+        max_candidate_tokens=5,
+        eos_after_candidate=True,
+    )
+    encoded = scorer.encode([scorer.render(c) for c in CONTEXTS], CANDIDATES)
+    # then a context keeps its last tokens, a candidate its first ones plus the end of sequence
+    assert max(len(q.context) for q in encoded) <= 7 + (2 if kind == "seq2seq" else 0)
+    assert all(len(c) <= 5 and c[-1] == scorer.eos_id for q in encoded for c in q.candidates)
+    # and both paths still agree
+    assert_same(scorer.score_encoded(encoded), scorer.score_encoded(encoded, naive=True))
+
+
+@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
+def test_causal_batches_of_one_question_give_the_same_losses_as_one_big_batch(strategy, tiny_gpt2_dir):
+    # given the same questions scored with a tiny and a large batch budget
+    small = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=1, strategy=strategy).score(CONTEXTS, CANDIDATES)
+    large = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=100_000, strategy=strategy).score(CONTEXTS, CANDIDATES)
+    # then padding makes no difference
+    assert_same(small, large)
+
+
+def test_loss_is_the_mean_of_the_token_cross_entropies(tiny_gpt2_dir):
+    # given a scored candidate
+    score = make_scorer(tiny_gpt2_dir, "causal").score(CONTEXTS[:1], [CANDIDATES[0][:1]])[0][0]
+    # then loss = -(summed log-probability) / number of tokens, per candidate
+    assert score.n_tokens > 1
+    assert score.loss == pytest.approx(-score.sum_logprob / score.n_tokens)
+
+
+def test_template_joins_turns_and_tags_speakers_so_that_the_candidate_is_the_next_turn():
+    # given a template with speaker tags and an end-of-sequence separator
+    template = ContextTemplate(separator="{eos}", speaker_tags=True)
+    # when it renders three turns
+    text = template.render(["Hi.", "Hello.", "How are you?"], eos="</s>")
+    # then the speakers alternate and the candidate's speaker tag ends the text
+    assert text == "B: Hi.</s>A: Hello.</s>B: How are you?</s>A: "
+
+
+def test_selection_takes_the_lowest_loss_or_the_highest_summed_log_probability():
+    scores = [CandidateScore(2.0, -10.0, 5), CandidateScore(1.5, -12.0, 8), CandidateScore(3.0, -9.0, 3)]
+    assert select(scores) == 1
+    assert select(scores, rule="sum") == 2
+
+
+def test_plugin_scorer_returns_the_plugin_losses():
+    # given a plugin whose loss is the candidate length
+    scorer = PluginScorer.from_path("tests.evaluation.plugins.ShortestWinsPlugin")
+    # when it scores a question
+    scores = scorer.score([["Hi."]], [["a long answer", "short", "medium one"]])
+    # then the losses are the plugin's and the shortest candidate is selected
+    assert [s.loss for s in scores[0]] == [13.0, 5.0, 10.0]
+    assert select(scores[0]) == 1
+
+
+def test_plugin_scorer_refuses_a_wrong_number_of_losses():
+    scorer = PluginScorer.from_path("tests.evaluation.plugins.BrokenPlugin")
+    with pytest.raises(ValueError, match="2 finite losses per question"):
+        scorer.score([["Hi."]], [["a", "b"]])
+
+
+def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2_dir, monkeypatch):
+    # given a causal model whose config says its logits are scaled after the output head
+    from evaluation.scoring.lm import LMScorer
+    from evaluation.scoring.loading import load_model
+
+    model, tokenizer = load_model(kind="causal", checkpoint=str(tiny_gpt2_dir), dtype="float32", device="cpu")
+    model.config.final_logit_softcapping = 30.0
+    scorer = LMScorer(model=model, tokenizer=tokenizer, kind="causal")
+    monkeypatch.setattr(scorer, "_fast_causal", lambda questions: pytest.fail("fast path used"))
+    # when it scores, then the naive path (the model's own logits) gives the numbers
+    assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
+
+
+@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
+def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, tiny_tokenizer_dir):
+    # given a tiny Llama (rotary positions, as in the benchmark's 1b preset)
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from evaluation.scoring.lm import LMScorer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=128,
+        initializer_range=0.2,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    scorer = LMScorer(
+        model=LlamaForCausalLM(config), tokenizer=tokenizer, kind="causal", batch_tokens=300, strategy=strategy
+    )
+    # then both paths agree
+    assert_same(scorer.score(CONTEXTS, CANDIDATES), scorer.score(CONTEXTS, CANDIDATES, naive=True))

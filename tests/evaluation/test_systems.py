@@ -1,0 +1,83 @@
+"""Registering systems, and the admin pages of systems and evaluations."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from annotation.models import Job
+from annotation.services.errors import UserError
+from annotation.services.testset_build import testset_build
+from evaluation.models import Evaluation, System
+from evaluation.services.systems import system_register
+from tests.factories import DatasetFactory
+
+
+def test_register_system_stores_the_template_and_resolved_paths(db, tiny_gpt2_dir, capsys):
+    # when a causal checkpoint is registered with a DialoGPT-like template
+    call_command(
+        "register_system",
+        "dialo",
+        "--kind",
+        "causal",
+        "--checkpoint",
+        str(tiny_gpt2_dir),
+        "--separator",
+        "{eos}",
+        "--speaker-tags",
+        "--eos-after-candidate",
+        "--dtype",
+        "bfloat16",
+    )
+    # then the system keeps it
+    system = System.objects.get(name="dialo")
+    assert (system.turn_separator, system.speaker_tags, system.eos_after_candidate) == ("{eos}", True, True)
+    assert system.dtype == "bfloat16" and system.tokenizer_dir == str(tiny_gpt2_dir.resolve())
+
+
+def test_register_system_refuses_a_path_that_is_not_a_local_model(db, tmp_path):
+    with pytest.raises(CommandError, match="is not a local directory"):
+        call_command("register_system", "x", "--kind", "causal", "--checkpoint", "gpt2")
+    with pytest.raises(CommandError, match="has no config.json"):
+        call_command("register_system", "x", "--kind", "seq2seq", "--checkpoint", str(tmp_path))
+    assert not System.objects.exists()
+
+
+def test_register_system_refuses_a_plugin_without_losses(db):
+    with pytest.raises(UserError, match="no losses"):
+        system_register(name="bad", kind="plugin", plugin="tests.factories.DatasetFactory")
+    with pytest.raises(UserError, match="cannot import"):
+        system_register(name="bad", kind="plugin", plugin="tests.nowhere.Plugin")
+
+
+def test_a_plugin_system_needs_no_checkpoint(db):
+    system = system_register(name="short", kind="plugin", plugin="tests.evaluation.plugins.ShortestWinsPlugin")
+    assert (system.checkpoint, system.plugin) == ("", "tests.evaluation.plugins.ShortestWinsPlugin")
+
+
+def test_the_database_refuses_a_model_system_without_checkpoint(db):
+    from django.db import IntegrityError
+
+    with pytest.raises(IntegrityError):
+        System.objects.create(name="empty", kind="causal", checkpoint="")
+
+
+def test_admin_starts_an_evaluation_job(admin_client, scored_question, django_capture_on_commit_callbacks):
+    # given a release and a plugin system
+    dataset = DatasetFactory(name="adm")
+    scored_question(dataset=dataset, gt=[5, 5, 5, 5, 5], false=[[1, 1, 1, 1, 1]] * 3)
+    testset = testset_build(dataset_name="adm", name="adm-r1", seed=0)
+    system = system_register(name="short", kind="plugin", plugin="tests.evaluation.plugins.ShortestWinsPlugin")
+    # when the researcher starts an evaluation in the admin (Celery is eager in tests)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:evaluation_evaluation_add"), {"testset": testset.pk, "system": system.pk}
+        )
+    # then the job page follows and the evaluation is done
+    job = Job.objects.get(kind="evaluate")
+    assert response.status_code == 302 and response["Location"] == reverse("job-detail", args=[job.pk])
+    evaluation = Evaluation.objects.get()
+    assert evaluation.summary["questions"] == 1
+    # and the evaluations list shows its accuracy
+    page = admin_client.get(reverse("admin:evaluation_evaluation_changelist")).content.decode()
+    assert f"{evaluation.summary['accuracy']:.3f}" in page
+    assert admin_client.get(reverse("admin:evaluation_system_changelist")).status_code == 200
