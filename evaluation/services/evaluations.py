@@ -14,7 +14,7 @@ from annotation.models import Job, TestSet
 from annotation.services.errors import JobCancelled, UserError
 from annotation.services.jobs import JobProgress, job_create
 from evaluation.jobs import EVALUATE
-from evaluation.metrics import accuracy_summary
+from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for

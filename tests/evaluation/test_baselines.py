@@ -146,7 +146,6 @@ def test_tfidf_baseline_plugin_prefers_the_candidate_sharing_rare_context_words(
 def test_tfidf_baseline_plugin_fits_idf_on_the_systems_repository_file(tmp_path):
     from types import SimpleNamespace
 
-    from evaluation.baselines import TfidfBaseline
     from evaluation.scoring import select
     from evaluation.scoring.plugin import PluginScorer
 
