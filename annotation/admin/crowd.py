@@ -117,10 +117,19 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                     kind=JobKind.CROWD_PUBLISH,
                     params={"batch_id": batch.pk, "confirm_production": confirmed},
                 )
+        # The balance is a call to the platform: asked for with a link on the page, not on every view.
+        balance, balance_error = None, ""
+        if request.method == "GET" and request.GET.get("balance"):
+            try:
+                balance = provider_for(batch=batch).balance(batch=batch) or "not available"
+            except UserError as exc:
+                balance_error = str(exc)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": f"Plan and publish {batch.name}",
+            "balance": balance,
+            "balance_error": balance_error,
             "batch": batch,
             "estimate": crowd_cost_estimate(batch=batch),
             "status": crowd_batch_status(batch=batch),

@@ -97,7 +97,7 @@ class MTurk:
         self.sleep = sleep
 
     def call(self, operation: str, **params):
-        from botocore.exceptions import ClientError, ConnectionError, ReadTimeoutError
+        from botocore.exceptions import ClientError, ConnectionError, NoCredentialsError, ReadTimeoutError
 
         attempts = max(1, settings.WELLCHOSEN_CROWD_RETRIES)
         for attempt in range(attempts):
@@ -112,6 +112,12 @@ class MTurk:
                 if "UniqueRequestToken" in params and _ALREADY_DONE.search(message):
                     raise AlreadyDone(operation, code, message) from exc
                 raise MTurkError(operation, code, message) from exc
+            except NoCredentialsError as exc:
+                raise MTurkError(
+                    operation,
+                    "NoCredentials",
+                    "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or a role",
+                ) from exc
             except (ConnectionError, ReadTimeoutError) as exc:
                 # Only calls that are safe to repeat: reads, or writes that carry a token.
                 safe = operation.startswith(("get_", "list_")) or "UniqueRequestToken" in params

@@ -181,13 +181,18 @@ class ProlificProvider(Provider):
         )
 
     def bonus(self, *, bonus: CrowdBonus) -> None:
-        ca = bonus.crowd_assignment
-        setup = self.api.call(
-            "POST",
-            "submissions/bonus-payments/",
-            {"study_id": ca.batch.external_id, "csv_bonuses": f"{ca.worker.external_id},{bonus.amount:.2f}"},
-        )
-        self.api.call("POST", f"bulk-bonus-payments/{setup['id']}/pay/", {})
+        # Prolific takes no idempotency token: the bulk bonus it sets up is recorded (committed)
+        # before it is paid, and a retry pays that same bulk bonus, never a second one.
+        if not bonus.external_ref:
+            ca = bonus.crowd_assignment
+            setup = self.api.call(
+                "POST",
+                "submissions/bonus-payments/",
+                {"study_id": ca.batch.external_id, "csv_bonuses": f"{ca.worker.external_id},{bonus.amount:.2f}"},
+            )
+            bonus.external_ref = str(setup["id"])
+            type(bonus).objects.filter(pk=bonus.pk).update(external_ref=bonus.external_ref)
+        self.api.call("POST", f"bulk-bonus-payments/{bonus.external_ref}/pay/", {})
 
     def expire(self, *, batch: CrowdBatch) -> None:
         LinkProvider().expire(batch=batch)

@@ -170,6 +170,9 @@ class CrowdBonus(models.Model):
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     reason = models.CharField(max_length=1024)
     token = models.CharField(max_length=64, unique=True)
+    # The provider's own id of the payment where it has one to set up before paying (Prolific's
+    # bulk bonus): kept before the money moves, so a retry pays that one instead of a new one.
+    external_ref = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=16, choices=CrowdBonusStatus.choices, default=CrowdBonusStatus.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     paid_at = models.DateTimeField(null=True, blank=True)

@@ -38,6 +38,7 @@ class ProlificDouble:
         self.requests: list[Request] = []
         self.errors: list[str] = []
         self.fail_next: list[int] = []
+        self.fail_pay: list[int] = []  # statuses the next bulk-bonus pay calls answer with
         self.studies: dict[str, dict] = {}
         self.submissions: dict[str, dict] = {}  # id -> submission
         self.bonuses: dict[str, dict] = {}
@@ -157,6 +158,10 @@ class ProlificDouble:
         if len(p) == 3 and p[0] == "bulk-bonus-payments" and p[2] == "pay" and method == "POST":
             if p[1] not in self.bonuses:
                 return 404, {"error": {"detail": "Not found."}}
+            if self.fail_pay:
+                return self.fail_pay.pop(0), {"error": {"detail": "payment failed"}}
+            if p[1] in self.paid:
+                return self._invalid("this bulk bonus payment has already been paid")
             self.paid.append(p[1])
             return 202, {}
         return self._invalid(f"unknown endpoint {method} {path}")

@@ -101,6 +101,17 @@ def test_the_balance_action_shows_the_sandbox_balance(admin_client, mturk_batch,
     assert "(sandbox): balance 10000.00" in response.content.decode()
 
 
+def test_the_plan_page_shows_the_balance_beside_the_estimate_when_asked(admin_client, mturk_batch, mturk):
+    # given the plan page, which offers a balance check without calling MTurk on every view
+    url = reverse("admin:annotation_crowdbatch_plan", args=[mturk_batch.pk])
+    assert 'id="balance"><a href="?balance=1">check</a>' in admin_client.get(url).content.decode()
+    # when the researcher asks for the balance
+    mturk.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
+    html = admin_client.get(url, {"balance": "1"}).content.decode()
+    # then GetAccountBalance's answer is shown in the estimate table
+    assert 'id="balance">$10000.00<' in html
+
+
 def test_blocking_from_the_admin_blocks_here_and_on_mturk(admin_client, published_tasks, mturk):
     ca = submitted(1, "AW1")
     mturk.add_response(

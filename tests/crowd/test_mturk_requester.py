@@ -246,3 +246,17 @@ def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates
     report = crowd_batch_sync(batch=mturk_batch)
     assert (report.imported, report.already_imported) == (1, 1)
     assert CrowdAssignment.objects.count() == 2 and Score.objects.count() == 4
+
+
+def test_missing_aws_credentials_are_a_clear_error_not_a_crash():
+    from botocore.exceptions import NoCredentialsError
+
+    from annotation.crowd.mturk_client import MTurk, MTurkError
+
+    class NoCredentialsClient:
+        def get_account_balance(self):
+            raise NoCredentialsError()
+
+    # when a call is made without credentials, then the error says how to give them
+    with pytest.raises(MTurkError, match="no AWS credentials"):
+        MTurk(NoCredentialsClient(), sleep=lambda s: None).call("get_account_balance")

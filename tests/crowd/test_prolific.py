@@ -135,6 +135,26 @@ def test_a_bonus_is_set_up_and_paid_once(client, prolific, study, api):
     assert prolific.paid == ["bonus0001"]
 
 
+def test_a_bonus_retried_after_a_crash_pays_the_bulk_bonus_set_up_before_it(client, prolific, study, api):
+    from annotation.models import CrowdBonus
+
+    # given a bonus whose bulk payment was set up, and then the process died before paying it
+    participate(client, study, "PID1")
+    prolific.add_submission(study.external_id, "PID1")
+    crowd_batch_sync(batch=study, api=api)
+    ca = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
+    prolific.fail_pay = [400]  # the pay call of the first attempt never went through
+    with pytest.raises(Exception, match="HTTP 400"):
+        crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    assert CrowdBonus.objects.get().external_ref == "bonus0001" and prolific.paid == []
+    # when the bonus is sent again
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    # then the same bulk bonus is paid, once, and no second one is set up
+    assert len(prolific.sent("POST", "/api/v1/submissions/bonus-payments/")) == 1
+    assert prolific.paid == ["bonus0001"]
+    assert CrowdBonus.objects.get().status == "paid"
+
+
 def test_rate_limited_requests_are_retried(prolific, study, api):
     prolific.fail_next = [429, 503]
     crowd_batch_sync(batch=study, api=api)
