@@ -145,6 +145,11 @@ def main() -> None:
     parser.add_argument(
         "--postgres", default=os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     )
+    parser.add_argument(
+        "--redis-cache",
+        default="redis://127.0.0.1:6379/14",
+        help="cache as in a deployment (sessions, job progress); '' for the file cache of make run",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="wellchosen-bench-annotation-"))
@@ -158,7 +163,12 @@ def main() -> None:
         "CELERY_BROKER_URL": "memory://",
         "DATABASE_CONN_MAX_AGE": "60",
         "LOG_LEVEL": "WARNING",
+        "REDIS_CACHE_URL": args.redis_cache,
     }
+    if args.redis_cache:
+        import redis
+
+        redis.Redis.from_url(args.redis_cache).flushdb()  # our own numbered database, left empty
     os.environ.update(env)
     n_questions = -(-args.submissions // 5)
     cookies = setup(n_questions, args.annotators)
@@ -243,7 +253,8 @@ def main() -> None:
     ms = lambda values, q: f"{np.percentile(values, q) * 1000:,.0f} ms"  # noqa: E731
     print(
         f"{args.annotators} simulated annotators, think time {args.think} s on average, gunicorn "
-        f"{args.workers} workers x {args.threads} threads, PostgreSQL, {os.cpu_count()} CPU cores"
+        f"{args.workers} workers x {args.threads} threads, PostgreSQL, "
+        f"{'Redis' if args.redis_cache else 'file'} cache, {os.cpu_count()} CPU cores (shared with the clients)"
     )
     print(f"{'measure':<36}{'value':>16}{'target':>12}")
     print(f"{'next unit p50':<36}{ms(stats['next'], 50):>16}")
@@ -264,6 +275,10 @@ def main() -> None:
 
     connections.close_all()
     drop_database(args.postgres, "wellchosen_bench_annotation")
+    if args.redis_cache:
+        import redis
+
+        redis.Redis.from_url(args.redis_cache).flushdb()
     shutil.rmtree(work, ignore_errors=True)
 
 
