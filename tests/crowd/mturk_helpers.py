@@ -24,24 +24,7 @@ def expect_hit_type(mturk, *, error: str | None = None):
         "Keywords": "dialogue, rating, English, text",
         "Description": "Read a short dialogue and score how well each reply fits it, from 0 to 5.",
         "QualificationRequirements": [
-            {
-                "QualificationTypeId": "000000000000000000L0",
-                "Comparator": "GreaterThanOrEqualTo",
-                "IntegerValues": [95],
-                "ActionsGuarded": "Accept",
-            },
-            {
-                "QualificationTypeId": "00000000000000000040",
-                "Comparator": "GreaterThanOrEqualTo",
-                "IntegerValues": [1000],
-                "ActionsGuarded": "Accept",
-            },
-            {
-                "QualificationTypeId": "00000000000000000071",
-                "Comparator": "In",
-                "LocaleValues": [{"Country": "US"}, {"Country": "GB"}],
-                "ActionsGuarded": "Accept",
-            },
+            *mturk_hit_type_requirements(),
             {
                 "QualificationTypeId": "3QUALTYPE000000000000000000000",
                 "Comparator": "DoesNotExist",
