@@ -21,6 +21,7 @@ class JobKind(models.TextChoices):
     QUALITY_REFRESH = "quality_refresh", "refresh quality and agreement"
     CROWD_PUBLISH = "crowd_publish", "publish a crowd batch"
     CROWD_SYNC = "crowd_sync", "sync a crowd batch"
+    EVALUATE = "evaluate", "evaluate a system on a release"
 
 
 class JobStatus(models.TextChoices):

@@ -34,9 +34,11 @@ JOB_TASKS: dict[str, tuple[str, str]] = {
     JobKind.QUALITY_REFRESH: ("annotation.tasks.quality_refresh_job", "default"),
     JobKind.CROWD_PUBLISH: ("annotation.tasks.crowd_publish_job", "default"),
     JobKind.CROWD_SYNC: ("annotation.tasks.crowd_sync_job", "default"),
-    # Encoding a repository wants a GPU: these go to settings.WELLCHOSEN_GPU_QUEUE.
+    # Encoding a repository and scoring with a language model want a GPU: these go to
+    # settings.WELLCHOSEN_GPU_QUEUE.
     JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
     JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),
+    JobKind.EVALUATE: ("evaluation.tasks.evaluate_job", "gpu"),
 }
 
 _PROGRESS_EVERY_SECONDS = 1.0

@@ -10,10 +10,9 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Job, TestSet
+from annotation.models import Job, JobKind, TestSet
 from annotation.services.errors import JobCancelled, UserError
 from annotation.services.jobs import JobProgress, job_create
-from evaluation.jobs import EVALUATE
 from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
@@ -52,7 +51,7 @@ def evaluation_start(
         elif evaluation.job is not None and not evaluation.job.is_finished:
             return evaluation, evaluation.job  # already queued or running: one job at a time
         job = job_create(
-            kind=EVALUATE,
+            kind=JobKind.EVALUATE,
             params={"evaluation_id": evaluation.pk, "batch_questions": batch_questions, "device": device},
             created_by=created_by,
             enqueue=enqueue,
