@@ -85,20 +85,26 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 "next": True,
             },
         )
-    dataset = assignment.question.dataset
+    context = {
+        **unit_form_context(assignment=assignment, error=error, given=given),
+        "assignment": assignment,
+        "progress": annotator_progress(annotator=annotator),
+    }
+    return render(request, "annotate/unit.html", context, status=400 if error else 200)
+
+
+def unit_form_context(*, assignment: Assignment, error: str = "", given: dict | None = None) -> dict:
+    """What a unit's scoring form shows, on our annotator page and on the crowd page alike."""
     unit = unit_display(assignment=assignment)
     for response in unit["responses"]:  # keep what was entered when the form comes back with an error
-        response.update(given.get(response["key"], {"value": "", "labels": []}))
-    context = {
-        "assignment": assignment,
+        response.update((given or {}).get(response["key"], {"value": "", "labels": []}))
+    return {
         "unit": unit,
         "error": error,
         "guidelines": GUIDELINES,
-        "labels": dataset.error_labels or DEFAULT_ERROR_LABELS,
-        "progress": annotator_progress(annotator=annotator),
+        "labels": assignment.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
         "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
     }
-    return render(request, "annotate/unit.html", context, status=400 if error else 200)
 
 
 @login_required

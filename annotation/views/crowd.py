@@ -12,7 +12,6 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -29,10 +28,9 @@ from annotation.crowd.work import (
     unit_token,
 )
 from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
-from annotation.selectors import unit_display
 from annotation.services.errors import UserError
 
-from .annotate import GUIDELINES, _answers, _int
+from .annotate import GUIDELINES, _answers, _int, unit_form_context
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -102,18 +100,10 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
     assignment = ca.assignment
     if assignment.status != AssignmentStatus.LEASED and not error:
         return _message(request, "This unit is closed", "It was submitted already or its time ran out.")
-    unit = unit_display(assignment=assignment)
-    for response in unit["responses"]:
-        response.update((given or {}).get(response["key"], {"value": "", "labels": []}))
-    dataset = assignment.question.dataset
     context = {
-        "unit": unit,
-        "error": error,
-        "guidelines": GUIDELINES,
-        "labels": dataset.error_labels or DEFAULT_ERROR_LABELS,
+        **unit_form_context(assignment=assignment, error=error, given=given),
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
-        "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
         "progress": None if ca.provider == CrowdProvider.MTURK else link_progress(batch=ca.batch, worker=ca.worker),
     }
     return _framable(render(request, "crowd/unit.html", context, status=status))
