@@ -6,7 +6,7 @@ from .assignment import (
     QualitySnapshot,
     QuestionWork,
 )
-from .corpus import Candidate, CandidateSource, Context, Dataset, Question, Turn
+from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
 from .crowd import (
     CrowdAssignment,
     CrowdAssignmentStatus,
@@ -44,6 +44,7 @@ __all__ = [
     "CrowdTask",
     "CrowdTaskStatus",
     "Dataset",
+    "DatasetTask",
     "FilterRules",
     "Job",
     "JobKind",

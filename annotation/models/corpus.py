@@ -4,6 +4,13 @@ from django.db import models
 from django.db.models import Q
 
 
+class DatasetTask(models.TextChoices):
+    # Sato et al.: score the ground truth and retrieved candidates 0-5, to build a test set.
+    SELECT = "select", "score candidates 0-5 (build a test set)"
+    # Human ranking of systems: rate each system's generated response 1-5 (Zhao et al. 2020).
+    RATE = "rate", "rate generated responses 1-5 (rank systems)"
+
+
 class Dataset(models.Model):
     name = models.SlugField(max_length=100, unique=True, allow_unicode=False)
     description = models.TextField(blank=True)
@@ -20,11 +27,13 @@ class Dataset(models.Model):
         default=0.1, help_text="Share of units that carry an unrelated response as an attention check"
     )
     error_labels = models.JSONField(default=list, blank=True, help_text="Optional reasons for scores <= 2")
+    task = models.CharField(max_length=16, choices=DatasetTask.choices, default=DatasetTask.SELECT)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
+            models.CheckConstraint(condition=Q(task__in=[t.value for t in DatasetTask]), name="dataset_task_valid"),
             models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="dataset_annotators_ge_1"),
             models.CheckConstraint(condition=Q(context_turns__gte=1), name="dataset_context_turns_ge_1"),
             models.CheckConstraint(

@@ -22,6 +22,8 @@ class JobKind(models.TextChoices):
     CROWD_PUBLISH = "crowd_publish", "publish a crowd batch"
     CROWD_SYNC = "crowd_sync", "sync a crowd batch"
     EVALUATE = "evaluate", "evaluate a system on a release"
+    GENERATE = "generate", "generate responses with a system"
+    CAMPAIGN = "campaign", "run a campaign's RANDOM trials and report"
 
 
 class JobStatus(models.TextChoices):

@@ -39,6 +39,8 @@ JOB_TASKS: dict[str, tuple[str, str]] = {
     JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
     JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),
     JobKind.EVALUATE: ("evaluation.tasks.evaluate_job", "gpu"),
+    JobKind.GENERATE: ("evaluation.tasks.generate_job", "gpu"),
+    JobKind.CAMPAIGN: ("evaluation.tasks.campaign_job", "gpu"),
 }
 
 _PROGRESS_EVERY_SECONDS = 1.0

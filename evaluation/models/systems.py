@@ -8,6 +8,9 @@ class SystemKind(models.TextChoices):
     CAUSAL = "causal", "causal language model"
     SEQ2SEQ = "seq2seq", "encoder-decoder model"
     PLUGIN = "plugin", "plugin class (losses(contexts, candidates))"
+    # Responses only, imported with their human ratings (e.g. the systems of Zhao et al. 2020):
+    # ranked by humans and reference-based metrics, never scored on a release.
+    EXTERNAL = "external", "external (imported responses only)"
 
 
 class SystemDtype(models.TextChoices):
@@ -54,7 +57,9 @@ class System(models.Model):
             models.CheckConstraint(condition=Q(kind__in=[k.value for k in SystemKind]), name="system_kind_valid"),
             models.CheckConstraint(condition=Q(dtype__in=[d.value for d in SystemDtype]), name="system_dtype_valid"),
             models.CheckConstraint(
-                condition=(Q(kind="plugin") & ~Q(plugin="")) | (~Q(kind="plugin") & ~Q(checkpoint="")),
+                condition=(Q(kind="plugin") & ~Q(plugin=""))
+                | (Q(kind__in=["causal", "seq2seq"]) & ~Q(checkpoint=""))
+                | Q(kind="external"),
                 name="system_plugin_or_checkpoint",
             ),
             models.CheckConstraint(
