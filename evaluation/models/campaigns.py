@@ -91,8 +91,9 @@ class GeneratedResponse(models.Model):
     text = models.TextField()
     n_tokens = models.PositiveIntegerField(null=True, blank=True)
     # Set when the response is sent to annotators ("rate this response 1-5"): their Scores hang on it.
-    candidate = models.OneToOneField(
-        "annotation.Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="generated_response"
+    # Systems that said the same thing to the same context share one candidate (one text per question).
+    candidate = models.ForeignKey(
+        "annotation.Candidate", null=True, blank=True, on_delete=models.SET_NULL, related_name="generated_responses"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
