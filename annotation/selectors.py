@@ -4,10 +4,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
-from annotation.models import Candidate, Dataset, FilterRules, Job, JobStatus, Score, job_cache_key
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Job, JobStatus, Score, job_cache_key
 from annotation.rules import (
     FalseDecision,
     GroundTruthDecision,
@@ -26,18 +27,7 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
     With it: only responses whose filter decision could still change; none at all once the
     ground truth is rejected (the question is dropped whatever its candidates score).
     """
-    valid = Q(scores__annotator__scores_excluded=False)
-    rows = (
-        Candidate.objects.filter(question_id=question_id)
-        .values("id", "is_ground_truth")
-        .annotate(
-            n_scores=Count("scores", filter=valid),
-            n_acceptable=Count("scores", filter=valid & Q(scores__value__gte=rules.acceptable_min_score)),
-            n_ungrammatical=Count("scores", filter=valid & Q(scores__value__lte=rules.ungrammatical_max_score)),
-            n_low=Count("scores", filter=valid & Q(scores__value__lte=rules.ground_truth_low_max_score)),
-        )
-        .order_by("id")
-    )
+    rows = _question_score_counts(question_id=question_id, rules=rules)
     planned = dataset.annotators_per_item
     if not dataset.adaptive_stopping:
         return [row["id"] for row in rows if row["n_scores"] < planned]
@@ -53,6 +43,46 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
         elif decide_false_candidate(counts, rules, planned) == FalseDecision.UNDECIDED:
             open_ids.append(row["id"])
     return open_ids
+
+
+def _question_score_counts(*, question_id: int, rules: FilterRules) -> list[dict]:
+    """Per response of one question: its scores, and how many meet each rule's score condition;
+    scores of excluded annotators do not count.
+
+    Plain SQL because this runs twice for every unit handed out and taken back (the annotators' hot
+    path): the ORM spent longer building the four filtered counts than the database took to run
+    them. Portable SQL (SUM over CASE), the same on SQLite and PostgreSQL."""
+    candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
+    sql = f"""
+        SELECT c.id, c.is_ground_truth, COUNT(s.id),
+               SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END)
+        FROM {candidate} c
+        LEFT JOIN ({score} s INNER JOIN {annotator} a ON a.id = s.annotator_id AND NOT a.scores_excluded)
+          ON s.candidate_id = c.id
+        WHERE c.question_id = %s
+        GROUP BY c.id, c.is_ground_truth
+        ORDER BY c.id"""
+    params = [
+        rules.acceptable_min_score,
+        rules.ungrammatical_max_score,
+        rules.ground_truth_low_max_score,
+        question_id,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [
+            {
+                "id": pk,
+                "is_ground_truth": bool(is_ground_truth),
+                "n_scores": n,
+                "n_acceptable": acceptable or 0,
+                "n_ungrammatical": ungrammatical or 0,
+                "n_low": low or 0,
+            }
+            for pk, is_ground_truth, n, acceptable, ungrammatical, low in cursor.fetchall()
+        ]
 
 
 def filter_rules_current() -> FilterRules:

@@ -3,7 +3,7 @@
 Starts gunicorn (gthread workers) on a fresh PostgreSQL database, opens a dataset whose units
 add up to --submissions (5 annotators per unit, 1 ground truth + 4 candidates per question,
 attention checks in 10 % of units), and lets --annotators simulated people work at once: each
-asks for its next unit (GET /annotate/ and the unit page), reads for a while (--think seconds
+asks for its next unit (GET /annotate/, which shows it), reads for a while (--think seconds
 on average) and submits its scores. Prints p50/p99 latency of "next unit" and "submit",
 throughput, errors, and checks that no score was lost or duplicated.
 
@@ -38,6 +38,43 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_seconds(server_pid: int, postgres_url: str) -> dict[str, float]:
+    """CPU seconds used so far by the server (gunicorn and its workers), the PostgreSQL backends
+    serving the bench database, and this process (the simulated annotators)."""
+    import psutil
+    import psycopg
+
+    def total(processes) -> float:
+        seconds = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            seconds += times.user + times.system
+        return seconds
+
+    server = psutil.Process(server_pid)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = 'wellchosen_bench_annotation'"
+            ).fetchall()
+        ]
+    backends = []
+    for pid in pids:
+        try:
+            backends.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+    return {
+        "server": total([server, *server.children(recursive=True)]),
+        "postgres": total(backends),
+        "clients": total([psutil.Process()]),
+    }
 
 
 def setup(n_questions: int, n_annotators: int) -> list[str]:
@@ -106,17 +143,13 @@ async def annotator(http: httpx.AsyncClient, think: float, stats: dict, stop_at:
     await asyncio.sleep(rng.uniform(0, 2 * think))  # people do not all start in the same millisecond
     while stats["submitted"] < stop_at:
         start = time.perf_counter()
-        first = await http.get("/annotate/")
-        if first.status_code == 200 and "Nothing left to score" in first.text:
-            return
-        if first.status_code != 302:
-            stats["errors"].append(f"next {first.status_code}")
-            return
-        page = await http.get(first.headers["location"])
+        page = await http.get("/annotate/")  # shows the next unit (its form posts to the unit's URL)
         stats["next"].append(time.perf_counter() - start)
         stats["next_at"].append(start - stats["t0"])
+        if page.status_code == 200 and "Nothing left to score" in page.text:
+            return
         if page.status_code != 200:
-            stats["errors"].append(f"unit {page.status_code}")
+            stats["errors"].append(f"next {page.status_code}")
             return
         keys = re.findall(r'name="score-([0-9a-f]+)" value="0"', page.text)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
@@ -126,7 +159,8 @@ async def annotator(http: httpx.AsyncClient, think: float, stats: dict, stop_at:
             "duration_ms": "9000",
         }
         start = time.perf_counter()
-        answer = await http.post(str(page.url), data=data, headers={"Referer": str(page.url)})
+        action = re.search(r'action="([^"]+)"[^>]*id="unit-form"', page.text).group(1)
+        answer = await http.post(action, data=data, headers={"Referer": str(page.url)})
         stats["submit"].append(time.perf_counter() - start)
         if answer.status_code != 302:
             stats["errors"].append(f"submit {answer.status_code}")
@@ -211,12 +245,10 @@ def main() -> None:
             with httpx.Client(base_url=base, cookies={"sessionid": cookies[-1]}) as probe:
                 for _ in range(5):
                     t = time.perf_counter()
-                    r = probe.get("/annotate/")
-                    t1 = time.perf_counter() - t
-                    t = time.perf_counter()
-                    probe.get(r.headers["location"])
-                    print("probe next", round(t1, 3), "page", round(time.perf_counter() - t, 3))
+                    probe.get("/annotate/")
+                    print("probe next unit", round(time.perf_counter() - t, 3))
             return
+        cpu_before = cpu_seconds(server.pid, args.postgres)
         started = time.perf_counter()
         stats = {"next": [], "next_at": [], "submit": [], "errors": [], "submitted": 0, "items": 0, "t0": started}
 
@@ -237,6 +269,7 @@ def main() -> None:
 
         asyncio.run(run())
         elapsed = time.perf_counter() - started
+        cpu_after = cpu_seconds(server.pid, args.postgres)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -267,6 +300,13 @@ def main() -> None:
     print(f"{'lost (submitted - stored units)':<36}{stats['submitted'] - stored_units:>16}{'0':>12}")
     print(f"{'scores stored / expected':<36}{f'{stored_scores:,} / {candidate_items:,}':>16}")
     print(f"{'duplicate scores':<36}{str(duplicates):>16}")
+    # Where the CPU went (2 cores are shared by all three): milliseconds per submitted unit.
+    per_unit = {k: (cpu_after[k] - cpu_before[k]) * 1000 / max(1, stats["submitted"]) for k in cpu_after}
+    print(
+        "CPU per unit: "
+        + ", ".join(f"{k} {v:.1f} ms" for k, v in per_unit.items())
+        + f"; machine busy {sum(cpu_after[k] - cpu_before[k] for k in cpu_after) / elapsed / os.cpu_count():.0%}"
+    )
     slow = sorted(zip(stats["next"], stats["next_at"], strict=True), reverse=True)[:10]
     print("slowest 'next unit' (seconds, at second):", [(round(a, 2), round(b, 1)) for a, b in slow])
     if stats["errors"]:

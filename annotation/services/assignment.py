@@ -89,6 +89,7 @@ def unit_current(*, annotator: Annotator) -> Assignment | None:
     """The annotator's unit still under lease (to resume after a pause), if any."""
     return (
         Assignment.objects.filter(annotator=annotator, status=AssignmentStatus.LEASED, leased_until__gte=timezone.now())
+        .select_related("question__dataset")  # the unit page shows them
         .order_by("created_at")
         .first()
     )
@@ -115,7 +116,7 @@ def unit_next(*, annotator: Annotator, dataset: Dataset | None = None) -> Assign
                 QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
                 continue
             assignment = Assignment.objects.create(
-                question_id=work.question_id,
+                question=work.question,
                 annotator=annotator,
                 items=_items(work, annotator, candidates),
                 leased_until=timezone.now() + timedelta(minutes=work.dataset.lease_minutes),
@@ -145,7 +146,7 @@ def _pick(*, annotator: Annotator, dataset: Dataset | None) -> QuestionWork | No
     seen = Assignment.objects.filter(annotator=annotator).values("question_id")
     return (
         QuestionWork.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("dataset")
+        .select_related("dataset", "question__dataset")  # the unit page shows the question and its dataset
         .filter(dataset_id__in=allowed, is_open=True, slots_taken__lt=F("slots_needed"))
         .exclude(question_id__in=seen)
         # Finish started questions first: their decisions come sooner, which is what adaptive

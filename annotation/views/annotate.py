@@ -22,7 +22,11 @@ GUIDELINES = [
 
 
 def _annotator(request: HttpRequest) -> Annotator | None:
-    return Annotator.objects.filter(user=request.user).first()
+    # Through the user's reverse relation, so that the page's menu (user.annotator) reuses it.
+    try:
+        return request.user.annotator
+    except Annotator.DoesNotExist:
+        return None
 
 
 def _not_an_annotator(request: HttpRequest) -> HttpResponse:
@@ -48,7 +52,9 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
         return render(request, "annotate/message.html", {"title": "Annotation paused", "message": str(exc)}, status=403)
     if assignment is None:
         return render(request, "annotate/done.html", {"progress": annotator_progress(annotator=annotator)})
-    return redirect("annotate-unit", assignment_id=assignment.pk)
+    # The unit is shown right here (its form posts to the unit's own URL): one round trip per unit
+    # instead of a redirect and a second request. Reloading shows the same leased unit.
+    return _unit_page(request, annotator, assignment)
 
 
 @login_required
@@ -56,24 +62,24 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     annotator = _annotator(request)
     if annotator is None:
         return _not_an_annotator(request)
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("question__dataset"), pk=assignment_id, annotator=annotator
-    )
-    error, given = "", {}
+    error = ""
     if request.method == "POST":
-        answers, given = _answers(request, assignment)
+        # The service loads (and locks) the unit itself: the page is only loaded again on an error.
         try:
             unit_submit(
-                assignment_id=assignment.pk,
+                assignment_id=assignment_id,
                 annotator=annotator,
-                answers=answers,
+                answers=_posted_answers(request),
                 duration_ms=_int(request.POST.get("duration_ms")),
             )
         except UserError as exc:
             error = str(exc)
         else:
             return redirect("annotate-next")
-    elif assignment.status == AssignmentStatus.SUBMITTED:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("question__dataset"), pk=assignment_id, annotator=annotator
+    )
+    if not error and assignment.status == AssignmentStatus.SUBMITTED:
         return redirect("annotate-next")
     if assignment.status != AssignmentStatus.LEASED and not error:
         return render(
@@ -85,6 +91,13 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 "next": True,
             },
         )
+    given = _answers(request, assignment)[1] if error else {}
+    return _unit_page(request, annotator, assignment, error=error, given=given)
+
+
+def _unit_page(
+    request: HttpRequest, annotator: Annotator, assignment: Assignment, *, error: str = "", given: dict | None = None
+) -> HttpResponse:
     context = {
         **unit_form_context(assignment=assignment, error=error, given=given),
         "assignment": assignment,
@@ -130,6 +143,17 @@ def _answers(request: HttpRequest, assignment: Assignment) -> tuple[dict[str, An
             value = _int(raw)
             answers[key] = Answer(value if value is not None else -1, labels)
     return answers, given
+
+
+def _posted_answers(request: HttpRequest) -> dict[str, Answer]:
+    """Every ``score-<key>`` field of the form (the service checks the keys against the unit)."""
+    answers = {}
+    for name, raw in request.POST.items():
+        if name.startswith("score-") and raw != "":
+            key = name.removeprefix("score-")
+            value = _int(raw)
+            answers[key] = Answer(value if value is not None else -1, request.POST.getlist(f"labels-{key}"))
+    return answers
 
 
 def _int(raw) -> int | None:

@@ -55,7 +55,8 @@ def annotate(base: str, session_id: str, seed: int, log: dict, lock: threading.L
             keys = re.findall(r'name="score-([0-9a-f]+)" value="0"', page.text)
             token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
             data = {f"score-{key}": str(rng.randint(0, 5)) for key in keys} | {"csrfmiddlewaretoken": token}
-            url = str(page.url)
+            # the next unit is shown at /annotate/; its form posts to the unit's own URL
+            url = str(page.url.join(re.search(r'action="([^"]+)"[^>]*id="unit-form"', page.text).group(1)))
             posts = 2 if rng.random() < 0.2 else 1  # some double clicks
             for _ in range(posts):
                 answer = http.post(url, data=data, headers={"Referer": url}, follow_redirects=False)
