@@ -109,7 +109,7 @@ def test_an_expired_lease_goes_to_someone_else(browser, world):
     base, _, question, people = world
     alice = log_in(browser, base, "alice")
     alice.goto(f"{base}/annotate/")
-    unit_url = alice.url
+    unit_url = base + alice.locator("#unit-form").get_attribute("action")  # the unit's own address
     # given a unit that needs one annotator, leased to Alice, whose lease has run out
     dataset = question.dataset
     dataset.annotators_per_item = 1
