@@ -23,13 +23,14 @@ from annotation.rules import (
 def question_open_candidates(*, question_id: int, dataset: Dataset, rules: FilterRules) -> list[int]:
     """Responses of the question that still need scores, ground truth included.
 
-    Without adaptive stopping: every response with fewer than the planned number of scores.
-    With it: only responses whose filter decision could still change; none at all once the
-    ground truth is rejected (the question is dropped whatever its candidates score).
+    Without adaptive stopping (and always for a rating dataset): every response with fewer than
+    the planned number of scores. With it: only responses whose filter decision could still
+    change; none at all once the ground truth is rejected (the question is dropped whatever its
+    candidates score).
     """
     rows = _question_score_counts(question_id=question_id, rules=rules)
     planned = dataset.annotators_per_item
-    if not dataset.adaptive_stopping:
+    if not dataset.stops_adaptively:
         return [row["id"] for row in rows if row["n_scores"] < planned]
     open_ids = []
     for row in rows:

@@ -1,9 +1,11 @@
 """Reads for evaluations: what a release asks, and what a system answered."""
 
+import re
 from collections import defaultdict
 
-from annotation.models import Score, TestSetCandidate, TestSetQuestion, Turn
-from evaluation.models import CandidateResult, Evaluation, QuestionResult
+from annotation.models import DatasetTask, Score, TestSetCandidate, TestSetQuestion, Turn
+from evaluation.human import system_human_scores
+from evaluation.models import CandidateResult, Evaluation, GeneratedResponse, QuestionResult, ResponseRating
 
 
 def pending_items(*, evaluation: Evaluation):
@@ -64,3 +66,67 @@ def candidate_labels(*, candidate_ids: list[int]) -> dict[int, set[str]]:
         ):
             labels[candidate_id].update(given or [])
     return labels
+
+
+# What the annotator page's rating task asks (annotation.views.annotate.RATING_GUIDELINES).
+COLLECTED_ASPECT = "appropriateness"
+
+
+def human_ratings(
+    *, generation_ids: list[int], aspect: str = "appropriateness"
+) -> dict[str, dict[str, list[tuple[str, float]]]]:
+    """``{system: {context_key: [(annotator_key, rating), ...]}}`` for the generations' responses.
+
+    Two sources, merged: imported ``ResponseRating`` rows of ``aspect`` (annotator keys as in the
+    file), and ratings collected here, the ``Score`` rows on a response's candidate in a rating
+    dataset (annotator key ``a<annotator id>``; the "rate this response" task asks for
+    appropriateness, :data:`COLLECTED_ASPECT`, so they count for that aspect only). Scores of
+    annotators whose scores are excluded do not count. Attention checks never appear: their answer
+    is kept on the assignment (``Assignment.check_value``), never as a Score. Responses without any
+    rating are left out; each response's ratings are in annotator-key order (numbers in keys
+    compared as numbers). At most two queries, whatever the number of ratings.
+    """
+    ratings: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    imported = ResponseRating.objects.filter(response__generation_id__in=generation_ids, aspect=aspect).values_list(
+        "response__generation__system__name", "response__context_key", "annotator_key", "value"
+    )
+    # One filter() call: the values below reuse its join to the (shared) candidate's responses, so a
+    # score counts once for each response of these generations that its candidate stands for.
+    collected = GeneratedResponse.objects.filter(
+        generation_id__in=generation_ids,
+        candidate__question__dataset__task=DatasetTask.RATE,
+        candidate__scores__annotator__scores_excluded=False,
+    ).values_list(
+        "generation__system__name", "context_key", "candidate__scores__annotator_id", "candidate__scores__value"
+    )
+    for system, context_key, annotator_key, value in imported:
+        ratings[system][context_key].append((annotator_key, float(value)))
+    if aspect == COLLECTED_ASPECT:
+        for system, context_key, annotator_id, value in collected:
+            ratings[system][context_key].append((f"a{annotator_id}", float(value)))
+    return {
+        system: {key: sorted(pairs, key=_annotator_order) for key, pairs in sorted(by_context.items())}
+        for system, by_context in sorted(ratings.items())
+    }
+
+
+def _annotator_order(pair: tuple[str, float]) -> list:
+    """ "a2" before "a10", "1" before "10": imported keys are positions in the file."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", pair[0])]
+
+
+def human_rating_values(ratings: dict[str, dict[str, list[tuple[str, float]]]]) -> dict[str, list[list[float]]]:
+    """``human_ratings`` in the shape ``evaluation.human.system_human_scores`` takes:
+    ``{system: [ratings of response 1, ratings of response 2, ...]}``."""
+    return {
+        system: [[value for _, value in pairs] for pairs in by_context.values()]
+        for system, by_context in ratings.items()
+    }
+
+
+def system_human_scores_from_db(*, generation_ids: list[int], aspect: str = "appropriateness") -> dict[str, float]:
+    """System human score: the mean over its rated responses of the mean annotator rating.
+
+    Systems without any rated response are left out. Which contexts to compare systems on (e.g.
+    only those rated for every system) is the caller's choice: filter ``human_ratings`` first."""
+    return system_human_scores(human_rating_values(human_ratings(generation_ids=generation_ids, aspect=aspect)))

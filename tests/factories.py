@@ -123,3 +123,37 @@ class UtteranceFactory(factory.django.DjangoModelFactory):
     n_tokens = 6
     source = "factory.txt"
     source_line = factory.Sequence(lambda n: n + 1)
+
+
+class SystemFactory(factory.django.DjangoModelFactory):
+    """An external system: known by its responses only, no checkpoint needed."""
+
+    class Meta:
+        model = "evaluation.System"
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"system-{n}")
+    kind = "external"
+
+
+class GenerationFactory(factory.django.DjangoModelFactory):
+    """Responses imported from a file (no dataset)."""
+
+    class Meta:
+        model = "evaluation.Generation"
+
+    system = factory.SubFactory(SystemFactory)
+    source_file = factory.Sequence(lambda n: f"responses-{n}.json")
+    strategy = "imported"
+    status = "succeeded"
+
+
+class GeneratedResponseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "evaluation.GeneratedResponse"
+
+    generation = factory.SubFactory(GenerationFactory)
+    context_key = factory.Sequence(lambda n: f"dialogue-{n}")
+    context = factory.LazyFunction(lambda: ["Did you book the tickets?", "Not yet, the site was down."])
+    references = factory.LazyFunction(lambda: ["I will try again tonight."])
+    text = factory.Sequence(lambda n: f"Generated reply number {n}.")

@@ -1,6 +1,6 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, Q
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -15,10 +15,47 @@ from .common import ReadOnlyAdmin, render_form, start_job
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["name", "n_questions", "annotators_per_item", "context_turns", "created_at", "actions_links"]
+    list_display = [
+        "name",
+        "task",
+        "n_questions",
+        "annotators_per_item",
+        "context_turns",
+        "created_at",
+        "actions_links",
+    ]
+    list_filter = ["task"]
     search_fields = ["name"]
     readonly_fields = ["created_at"]
     change_list_template = "admin/wellchosen/dataset_changelist.html"
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if obj is not None and obj.is_rating:  # the flag means nothing there: show what applies
+            fields = ["adaptive_stopping_applied" if f == "adaptive_stopping" else f for f in fields]
+        return fields
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.is_rating:
+            readonly.append("adaptive_stopping_applied")
+        return readonly
+
+    @admin.display(description="adaptive stopping")
+    def adaptive_stopping_applied(self, obj):
+        return "off (rating generated responses: every response gets all its ratings)"
+
+    def save_model(self, request, obj, form, change):
+        if obj.is_rating:
+            obj.adaptive_stopping = False
+        super().save_model(request, obj, form, change)
+
+    def _refuse_rating(self, request, dataset: Dataset, what: str):
+        """The test-set tools (pools, filter preview, build) do not apply to a rating dataset."""
+        messages.error(
+            request, f"{dataset.name} rates generated responses 1-5: {what} only apply to test-set datasets."
+        )
+        return redirect("admin:annotation_dataset_changelist")
 
     def get_queryset(self, request):
         return (
@@ -33,6 +70,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
     @admin.display(description="")
     def actions_links(self, obj):
+        if obj.is_rating:
+            return format_html('<a href="{}">ratings dashboard</a>', reverse("dashboard-dataset", args=[obj.name]))
         return format_html(
             '<a href="{}">candidate pools</a> · <a href="{}">filter preview &amp; agreement</a> · '
             '<a href="{}">build test set</a>',
@@ -99,6 +138,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def preview_view(self, request, pk):
         dataset = get_object_or_404(Dataset, pk=pk)
+        if dataset.is_rating:
+            return self._refuse_rating(request, dataset, "the filter preview and test-set yield")
         rules, k = filter_rules_current(), 3
         form = PreviewForm(request.GET or None, initial={"rules": rules, "false_per_question": k})
         if form.is_valid():
@@ -118,6 +159,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def build_view(self, request, pk):
         dataset = get_object_or_404(Dataset, pk=pk)
+        if dataset.is_rating:
+            return self._refuse_rating(request, dataset, "test-set builds")
         form = BuildTestsetForm(request.POST or None, initial={"rules": filter_rules_current()})
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
@@ -145,6 +188,8 @@ class DatasetAdmin(admin.ModelAdmin):
         from retrieval.forms import PoolForm  # the retrieval app builds on this one
 
         dataset = get_object_or_404(Dataset, pk=pk)
+        if dataset.is_rating:
+            return self._refuse_rating(request, dataset, "candidate pools")
         form = PoolForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data

@@ -44,6 +44,22 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def is_rating(self) -> bool:
+        return self.task == DatasetTask.RATE
+
+    @property
+    def stops_adaptively(self) -> bool:
+        """Whether adaptive stopping applies. It closes a response once its Sato et al. filter
+        decision is final; those rules mean nothing for rated generated responses, each of which
+        needs all its ratings, so a rating dataset never stops early whatever the flag says."""
+        return self.adaptive_stopping and not self.is_rating
+
+    @property
+    def min_score(self) -> int:
+        """Lowest score on this dataset's scale: 0 ("ungrammatical") when selecting, 1 when rating."""
+        return 1 if self.is_rating else 0
+
 
 class Context(models.Model):
     """The dialogue turns shown before the response; several questions may share one."""

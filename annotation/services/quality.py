@@ -31,12 +31,14 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
     histogram = [0] * 6
     for value, n in counted.values_list("value").annotate(n=Count("id")).order_by():
         histogram[value] = n
+    # The filter rules build test sets; a rating dataset never becomes one.
+    preview = None if dataset.is_rating else filter_preview(dataset=dataset, rules=filter_rules_current()).as_dict()
     data = {
         "agreement": dataset_agreement(dataset=dataset),
         "alpha": krippendorff_bootstrap(score_category_table(scores=counted)),
-        "preview": filter_preview(dataset=dataset, rules=filter_rules_current()).as_dict(),
-        "histogram": histogram,
-        "histogram_svg": _histogram_svg(histogram),
+        "preview": preview,
+        "histogram": histogram,  # indexed by score, 0-5 (0 stays empty when rating 1-5)
+        "histogram_svg": _histogram_svg(histogram, low=dataset.min_score),
         "annotators": [q.as_dict() for q in annotators_quality(dataset=dataset)],
     }
     snapshot, _ = QualitySnapshot.objects.update_or_create(
@@ -103,15 +105,18 @@ def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
     return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))
 
 
-def _histogram_svg(histogram: list[int]) -> str:
+def _histogram_svg(histogram: list[int], *, low: int = 0) -> str:
+    """Bars for the scores ``low``..5 of the dataset's scale (0 is "ungrammatical", drawn red)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
+    colors = ["#b42318", "#98a2b3", "#98a2b3", "#2f5bd3", "#2f5bd3", "#2f5bd3"]
+    values = range(low, 6)
     figure, axes = plt.subplots(figsize=(4.2, 2.2), dpi=100)
-    axes.bar(range(6), histogram, color=["#b42318", "#98a2b3", "#98a2b3", "#2f5bd3", "#2f5bd3", "#2f5bd3"])
-    axes.set_xticks(range(6))
+    axes.bar(values, histogram[low:], color=colors[low:])
+    axes.set_xticks(values)
     axes.set_xlabel("score")
     axes.set_ylabel("scores")
     axes.spines[["top", "right"]].set_visible(False)

@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Candidate, Score
+from annotation.models import Candidate, DatasetTask, Score
 
 from .annotators import annotator_label, annotators_by_label
 from .errors import ImportFileError, UserError
@@ -89,7 +89,13 @@ def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, 
 
 def _flush(batch, *, path: Path, report: dict) -> None:
     candidate_ids = {candidate_id for _, _, candidate_id, _, _ in batch}
-    question_of = dict(Candidate.objects.filter(pk__in=candidate_ids).values_list("pk", "question_id"))
+    question_of, rating = {}, set()
+    for pk, question_id, task in Candidate.objects.filter(pk__in=candidate_ids).values_list(
+        "pk", "question_id", "question__dataset__task"
+    ):
+        question_of[pk] = question_id
+        if task == DatasetTask.RATE:
+            rating.add(pk)
     annotators = annotators_by_label(labels={label for _, _, _, label, _ in batch})
     existing = {
         (candidate_id, annotator_id): value
@@ -107,6 +113,10 @@ def _flush(batch, *, path: Path, report: dict) -> None:
                 line,
                 "question_id",
                 f"candidate {candidate_id} belongs to question {question_of[candidate_id]}, not {question_id}",
+            )
+        if value < 1 and candidate_id in rating:
+            raise ImportFileError(
+                path, line, "score", f"{value} is outside 1-5 (candidate {candidate_id} is in a rating dataset)"
             )
         annotator = annotators.get(label)
         if annotator is None:

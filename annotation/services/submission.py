@@ -12,7 +12,9 @@ from .assignment import work_refresh
 from .errors import UserError
 from .quality import quality_refresh_soon
 
-ATTENTION_CHECK_MAX = 1  # an unrelated response should be scored "not appropriate at all" (<= 1)
+# An unrelated response should be scored "not appropriate at all": 1, or 0 ("ungrammatical") on the
+# 0-5 scale of test-set building; on the 1-5 rating scale only 1 passes.
+ATTENTION_CHECK_MAX = 1
 
 
 @dataclass
@@ -53,7 +55,9 @@ def unit_submit(
         if assignment.status == AssignmentStatus.EXPIRED:
             _retake_slot(assignment)
         dataset = assignment.question.dataset
-        scores, check_value = _validate(assignment, answers, labels=dataset.error_labels or DEFAULT_ERROR_LABELS)
+        scores, check_value = _validate(
+            assignment, answers, labels=dataset.error_labels or DEFAULT_ERROR_LABELS, low=dataset.min_score
+        )
         per_item_ms = duration_ms // max(1, len(assignment.items)) if duration_ms else None
         Score.objects.bulk_create(
             [
@@ -95,7 +99,8 @@ def _retake_slot(assignment: Assignment) -> None:
     assignment.status = AssignmentStatus.LEASED
 
 
-def _validate(assignment: Assignment, answers: dict[str, Answer], *, labels: list[str]):
+def _validate(assignment: Assignment, answers: dict[str, Answer], *, labels: list[str], low: int):
+    """``low``: the lowest score of the dataset's scale (0 when selecting, 1 when rating)."""
     expected = {item["key"]: item for item in assignment.items}
     unknown = set(answers) - set(expected)
     if unknown:
@@ -106,8 +111,8 @@ def _validate(assignment: Assignment, answers: dict[str, Answer], *, labels: lis
     scores, check_value = [], None
     for key, item in expected.items():
         answer = answers[key]
-        if isinstance(answer.value, bool) or not isinstance(answer.value, int) or not 0 <= answer.value <= 5:
-            raise UserError(f"score {answer.value!r} is not an integer from 0 to 5")
+        if isinstance(answer.value, bool) or not isinstance(answer.value, int) or not low <= answer.value <= 5:
+            raise UserError(f"score {answer.value!r} is not an integer from {low} to 5")
         bad = [label for label in answer.labels if label not in labels]
         if bad:
             raise UserError(f"unknown label(s): {', '.join(bad)}")

@@ -42,6 +42,11 @@ def testset_build(
     dataset = Dataset.objects.filter(name=dataset_name).first()
     if dataset is None:
         raise UserError(f"no dataset {dataset_name!r}")
+    if dataset.is_rating:
+        raise UserError(
+            f"dataset {dataset.name!r} rates generated responses 1-5 (to rank systems); "
+            "test sets are built from datasets whose candidates were scored 0-5 for selection"
+        )
     try:
         rules = filter_rules_get(version=rules_version)
     except Exception:

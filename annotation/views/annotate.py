@@ -4,8 +4,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.safestring import mark_safe  # constant markup of ours, never user text
 
-from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus
+from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus, Dataset
 from annotation.selectors import annotator_progress, unit_display
 from annotation.services.assignment import unit_current, unit_next
 from annotation.services.errors import UserError
@@ -19,6 +20,34 @@ GUIDELINES = [
     (1, "Not appropriate at all", "cannot be regarded as a reply to this context"),
     (0, "Ungrammatical", "not a sentence"),
 ]
+# Rating generated responses (Zhao et al. 2020): 1-5, no "ungrammatical" 0.
+RATING_GUIDELINES = [
+    (5, "Very good", "a very good, appropriate response to this context"),
+    (4, "Good", "appropriate, with small flaws"),
+    (3, "Acceptable", "could be said here, but is not a good response"),
+    (2, "Poor", "hardly appropriate for this context"),
+    (1, "Not appropriate at all", "cannot be regarded as a response to this context"),
+]
+
+
+def scale_context(*, dataset: Dataset) -> dict:
+    """The scale and its instructions for the dataset's task: the form's radio buttons, the
+    guidelines panel and the keys named there all come from here."""
+    if dataset.is_rating:
+        return {
+            "guidelines": RATING_GUIDELINES,
+            "guidelines_title": "How to rate",
+            "instructions": mark_safe(
+                "Rate each response: how good and appropriate is it as the <em>next</em> turn of this dialogue?"
+            ),
+            "score_min": dataset.min_score,
+        }
+    return {
+        "guidelines": GUIDELINES,
+        "guidelines_title": "How to score",
+        "instructions": mark_safe("How appropriate is each response as the <em>next</em> turn of this dialogue?"),
+        "score_min": 0,
+    }
 
 
 def _annotator(request: HttpRequest) -> Annotator | None:
@@ -114,7 +143,7 @@ def unit_form_context(*, assignment: Assignment, error: str = "", given: dict | 
     return {
         "unit": unit,
         "error": error,
-        "guidelines": GUIDELINES,
+        **scale_context(dataset=assignment.question.dataset),
         "labels": assignment.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
         "seconds_left": max(0, int((assignment.leased_until - timezone.now()).total_seconds())),
     }

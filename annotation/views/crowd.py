@@ -30,7 +30,7 @@ from annotation.crowd.work import (
 from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
 from annotation.services.errors import UserError
 
-from .annotate import GUIDELINES, _answers, _int, unit_form_context
+from .annotate import _answers, _int, scale_context, unit_form_context
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -123,7 +123,7 @@ def _preview_context(task) -> dict:
             ],
             "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
         },
-        "guidelines": GUIDELINES,
+        **scale_context(dataset=task.question.dataset),
         "labels": task.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
         "preview": True,
         "action": "",

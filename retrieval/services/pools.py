@@ -54,6 +54,8 @@ def pools_build(
     dataset = Dataset.objects.filter(name=dataset_name).first()
     if dataset is None:
         raise UserError(f"no dataset {dataset_name!r}")
+    if dataset.is_rating:
+        raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no retrieved candidates")
     repository = Repository.objects.filter(name=repository_name).first()
     if repository is None:
         raise UserError(f"no repository {repository_name!r}")

@@ -36,8 +36,10 @@
   form.addEventListener("keydown", (event) => {
     const current = event.target.closest(".response");
     if (event.target.matches('input[type="checkbox"]') && event.key !== "Enter") return;
-    if (/^[0-5]$/.test(event.key) && current) {
-      const radio = current.querySelector(`input[type="radio"][value="${event.key}"]`);
+    // A digit scores only when the scale has it (rating datasets have no 0).
+    const radio = /^[0-9]$/.test(event.key) && current
+      ? current.querySelector(`input[type="radio"][value="${event.key}"]`) : null;
+    if (radio) {
       radio.checked = true;
       refresh();
       // Move on at once (reasons for a low score are optional and can be ticked afterwards).
