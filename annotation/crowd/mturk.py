@@ -60,9 +60,16 @@ DEFAULTS = {
 _REWARD = re.compile(r"^\d{1,4}\.\d{2}$")
 
 
+def _task_wording(batch: CrowdBatch) -> dict:
+    """A rating dataset asks for 1-5 ratings of generated replies, not 0-5 scores."""
+    if batch.dataset_id is not None and batch.dataset.is_rating:  # the admin form checks unsaved batches
+        return {"description": "Read a short dialogue and rate how good each reply is as its next turn, from 1 to 5."}
+    return {}
+
+
 def mturk_settings(batch: CrowdBatch) -> dict:
     """The batch's settings over the defaults, validated (a clear error names the bad setting)."""
-    merged = {**DEFAULTS, **(batch.settings or {})}
+    merged = {**DEFAULTS, **_task_wording(batch), **(batch.settings or {})}
     if not _REWARD.match(str(merged["reward"])):
         raise UserError(f"reward {merged['reward']!r} must be dollars with two decimals, e.g. 0.30")
     for name, lo, hi in (

@@ -120,7 +120,12 @@ class ProlificProvider(Provider):
         return {
             "name": config.get("title", "Rate replies in short dialogues"),
             "internal_name": batch.token,
-            "description": config.get("description", "Score how well replies fit short dialogues (0-5)."),
+            "description": config.get(
+                "description",
+                "Rate how good replies to short dialogues are (1-5)."
+                if batch.dataset.is_rating
+                else "Score how well replies fit short dialogues (0-5).",
+            ),
             "external_study_url": url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
             "&SESSION_ID={{%SESSION_ID%}}",
             "prolific_id_option": "url_parameters",

@@ -118,3 +118,21 @@ def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
     )
     with pytest.raises(UserError, match="not paid through WellChosen"):
         crowd_bonus_send(crowd_assignment=ca, amount=Decimal("1"), reason="thanks")
+
+
+def test_a_rating_dataset_is_described_to_mturk_workers_as_1_to_5(dataset):
+    from annotation.crowd.mturk import mturk_settings
+    from annotation.models import DatasetTask
+
+    # given a batch on a dataset of generated responses to rate
+    dataset.task = DatasetTask.RATE
+    dataset.save(update_fields=["task"])
+    # when its HIT settings are made, then the description asks for 1-5, not 0-5
+    description = mturk_settings(batch_for(dataset))["description"]
+    assert "from 1 to 5" in description and "0" not in description
+
+
+def test_a_selection_dataset_keeps_the_0_to_5_description(dataset):
+    from annotation.crowd.mturk import mturk_settings
+
+    assert "from 0 to 5" in mturk_settings(batch_for(dataset))["description"]
