@@ -3,9 +3,16 @@
 import re
 from collections import defaultdict
 
-from annotation.models import DatasetTask, Score, TestSetCandidate, TestSetQuestion, Turn
+from annotation.models import DatasetTask, Question, Score, TestSetCandidate, TestSetQuestion, Turn
 from evaluation.human import system_human_scores
-from evaluation.models import CandidateResult, Evaluation, GeneratedResponse, QuestionResult, ResponseRating
+from evaluation.models import (
+    CandidateResult,
+    Evaluation,
+    GeneratedResponse,
+    Generation,
+    QuestionResult,
+    ResponseRating,
+)
 
 
 def pending_items(*, evaluation: Evaluation):
@@ -130,3 +137,31 @@ def system_human_scores_from_db(*, generation_ids: list[int], aspect: str = "app
     Systems without any rated response are left out. Which contexts to compare systems on (e.g.
     only those rated for every system) is the caller's choice: filter ``human_ratings`` first."""
     return system_human_scores(human_rating_values(human_ratings(generation_ids=generation_ids, aspect=aspect)))
+
+
+def generation_questions(*, generation: Generation):
+    """The questions a generation answers: its dataset's questions that are not derived (a derived
+    question shares its original's context, so one response serves both)."""
+    return Question.objects.filter(dataset_id=generation.dataset_id, derived_from__isnull=True)
+
+
+def unanswered_questions(*, generation: Generation):
+    """The generation's questions without a response yet."""
+    answered = GeneratedResponse.objects.filter(generation=generation, question__isnull=False).values("question_id")
+    return generation_questions(generation=generation).exclude(id__in=answered)
+
+
+def pending_generation_questions(*, generation: Generation) -> list[dict]:
+    """Questions without a response yet, with their context turns (oldest first) and ground truth."""
+    questions = list(
+        unanswered_questions(generation=generation).order_by("id").values("id", "context_id", "ground_truth")
+    )
+    turns: dict[int, list[str]] = defaultdict(list)
+    if questions:  # the dataset's turns in one query (no IN list: SQLite limits query parameters)
+        for context_id, text in (
+            Turn.objects.filter(context__dataset_id=generation.dataset_id)
+            .order_by("context_id", "position")
+            .values_list("context_id", "text")
+        ):
+            turns[context_id].append(text)
+    return [{**q, "key": f"q{q['id']}", "turns": turns[q["context_id"]]} for q in questions]

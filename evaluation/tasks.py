@@ -3,10 +3,16 @@
 from celery import shared_task
 
 from annotation.services.jobs import job_execute
-from evaluation.services.job_handlers import evaluate
+from evaluation.services.job_handlers import evaluate, generate
 
 
 @shared_task(acks_late=True)
 def evaluate_job(job_id: int) -> None:
     # Routed to settings.WELLCHOSEN_GPU_QUEUE; a worker without a GPU scores on its CPU.
     job_execute(job_id=job_id, handler=evaluate)
+
+
+@shared_task(acks_late=True)
+def generate_job(job_id: int) -> None:
+    # Routed to settings.WELLCHOSEN_GPU_QUEUE; a worker without a GPU generates on its CPU.
+    job_execute(job_id=job_id, handler=generate)

@@ -1,0 +1,159 @@
+"""Admin of generations (a system's responses to a dataset's contexts) and their responses."""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.admin.common import ReadOnlyAdmin, render_form
+from annotation.models import Dataset
+from annotation.services.errors import UserError
+from annotation.services.jobs import job_cancel
+from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
+from evaluation.services.generations import generation_start
+
+
+class GenerationStartForm(forms.Form):
+    system = forms.ModelChoiceField(queryset=System.objects.exclude(kind="external"))
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), help_text="Its questions' contexts are answered.")
+    strategy = forms.ChoiceField(
+        choices=[(s.value, s.label) for s in (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)]
+    )
+    top_p = forms.FloatField(initial=0.9, min_value=0.01, max_value=1.0, label="top-p", help_text="Nucleus only.")
+    temperature = forms.FloatField(initial=1.0, min_value=0.01, help_text="Nucleus only.")
+    max_new_tokens = forms.IntegerField(initial=40, min_value=1, max_value=32767)
+    seed = forms.IntegerField(initial=0, help_text="Nucleus only: the same seed gives the same responses.")
+
+
+@admin.register(Generation)
+class GenerationAdmin(ReadOnlyAdmin):
+    list_display = ["id", "system", "source", "strategy", "status", "responses_count", "job_link", "finished_at"]
+    list_filter = ["status", "strategy", "system"]
+    list_select_related = ["system", "dataset"]
+    readonly_fields = [
+        "system",
+        "dataset",
+        "source_file",
+        "strategy",
+        "top_p",
+        "temperature",
+        "max_new_tokens",
+        "seed",
+        "status",
+        "responses_count",
+        "job_link",
+        "system_version",
+        "error",
+        "created_at",
+        "finished_at",
+        "summary",
+    ]
+    exclude = ["job"]
+    actions = ["run_generations", "cancel_generations"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_responses=Count("responses"))
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("evaluation.add_generation")
+
+    def add_view(self, request, form_url="", extra_context=None):
+        form = GenerationStartForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                generation, job = generation_start(
+                    system_name=data["system"].name,
+                    dataset_name=data["dataset"].name,
+                    strategy=data["strategy"],
+                    top_p=data["top_p"],
+                    temperature=data["temperature"],
+                    max_new_tokens=data["max_new_tokens"],
+                    seed=data["seed"],
+                    created_by=request.user,
+                )
+            except UserError as exc:
+                form.add_error(None, str(exc))
+            else:
+                if job is None:
+                    messages.info(request, "This system already answered this dataset with this decoding.")
+                    return redirect(reverse("admin:evaluation_generation_change", args=[generation.pk]))
+                return redirect(reverse("job-detail", args=[job.pk]))
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Generate responses with a system",
+            intro="One response per context of the dataset's questions (derived questions share theirs). The job "
+            "goes to the GPU queue (a worker without a GPU generates on its CPU) and can be cancelled and resumed. "
+            "Changing the decoding of a generation replaces its responses.",
+        )
+
+    @admin.display(description="dataset or file")
+    def source(self, obj):
+        return obj.dataset or obj.source_file
+
+    @admin.display(description="responses", ordering="n_responses")
+    def responses_count(self, obj):
+        url = reverse("admin:evaluation_generatedresponse_changelist") + f"?generation__id__exact={obj.pk}"
+        return format_html('<a href="{}">{}</a>', url, obj.n_responses)
+
+    @admin.display(description="job")
+    def job_link(self, obj):
+        if obj.job_id is None:
+            return ""
+        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
+
+    @admin.display(description="summary of the last job")
+    def summary(self, obj):
+        result = obj.job.result if obj.job_id else {}
+        return format_html("<pre>{}</pre>", json.dumps(result or {}, indent=2, sort_keys=True))
+
+    @admin.action(description="Run or resume the selected generations")
+    def run_generations(self, request, queryset):
+        started = 0
+        for generation in queryset.select_related("system", "dataset").filter(dataset__isnull=False):
+            try:
+                _, job = generation_start(
+                    system_name=generation.system.name,
+                    dataset_name=generation.dataset.name,
+                    strategy=generation.strategy,
+                    top_p=generation.top_p,
+                    temperature=generation.temperature,
+                    max_new_tokens=generation.max_new_tokens,
+                    seed=generation.seed,
+                    created_by=request.user,
+                )
+            except UserError as exc:
+                messages.error(request, f"{generation}: {exc}")
+            else:
+                started += job is not None
+        messages.info(request, f"{started} generation job(s) started.")
+
+    @admin.action(description="Cancel the selected generations")
+    def cancel_generations(self, request, queryset):
+        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
+            job_cancel(job_id=job_id)
+        messages.info(request, "Cancellation requested.")
+
+
+@admin.register(GeneratedResponse)
+class GeneratedResponseAdmin(ReadOnlyAdmin):
+    list_display = ["id", "generation", "context_key", "text", "n_tokens"]
+    list_filter = ["generation__system", "generation__strategy"]
+    list_select_related = ["generation__system", "generation__dataset"]
+    search_fields = ["text", "context_key", "generation__system__name"]
+    readonly_fields = ["generation", "question", "context_key", "turns", "reference_list", "text", "n_tokens"]
+    exclude = ["context", "references", "candidate"]
+
+    @admin.display(description="context")
+    def turns(self, obj):
+        return format_html("<pre>{}</pre>", "\n".join(obj.context))
+
+    @admin.display(description="references")
+    def reference_list(self, obj):
+        return format_html("<pre>{}</pre>", "\n".join(obj.references))

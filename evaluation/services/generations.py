@@ -1,0 +1,221 @@
+"""Generating responses: one per context of a dataset, from a registered system (the ``generate`` job).
+
+Resumable and idempotent like evaluations: contexts are answered in committed batches, a context
+with a response is never answered again, and responses are unique per (generation, context key).
+Every question of the dataset that is not derived gets one response (``context_key`` "q<id>", its
+ground truth as the reference); decoding rules are in evaluation/scoring/generate.py.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from annotation.models import Dataset, Job, JobKind
+from annotation.services.errors import JobCancelled, UserError
+from annotation.services.jobs import JobProgress, job_create
+from evaluation.metrics.diversity import distinct_n
+from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
+from evaluation.scoring.generate import Decoding, context_seed, generator_for
+from evaluation.selectors import generation_questions, pending_generation_questions, unanswered_questions
+
+GENERATED_STRATEGIES = (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)
+
+
+def generation_start(
+    *,
+    system_name: str,
+    dataset_name: str,
+    strategy: str = DecodingStrategy.GREEDY,
+    top_p: float = 0.9,
+    temperature: float = 1.0,
+    max_new_tokens: int = 40,
+    seed: int = 0,
+    created_by=None,
+    enqueue: bool = True,
+    batch_size: int = 32,
+    device: str | None = None,
+) -> tuple[Generation, Job | None]:
+    """The generation of a system on a dataset, with a job to run or resume it.
+
+    A finished generation of an unchanged system with the same decoding and no new question is
+    returned as is (no job). Responses of a system edited since, or decoded otherwise, are deleted first.
+    """
+    system = System.objects.filter(name=system_name).first()
+    if system is None:
+        raise UserError(f"no system {system_name!r}")
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    if dataset is None:
+        raise UserError(f"no dataset {dataset_name!r}")
+    check_can_generate(system)
+    _decoding(strategy, top_p, temperature, max_new_tokens)  # refuse bad values before writing anything
+    if batch_size < 1:
+        raise UserError(f"batch size must be at least 1, not {batch_size}")
+    params = {"strategy": strategy, "top_p": top_p, "temperature": temperature, "max_new_tokens": max_new_tokens}
+    with transaction.atomic():
+        generation, _ = Generation.objects.select_for_update().get_or_create(
+            system=system, dataset=dataset, defaults={**params, "seed": seed}
+        )
+        running = generation.job is not None and not generation.job.is_finished
+        stale = generation.system_version is not None and generation.system_version != system.updated_at
+        changed = _decoding_key(generation) != _decoding_key(Generation(**params, seed=seed))
+        if running:
+            if stale or changed:
+                raise UserError(
+                    f"generation job #{generation.job_id} is still running: cancel it before changing "
+                    "the decoding or the system"
+                )
+            return generation, generation.job  # already queued or running: one job at a time
+        if stale or changed:
+            _refuse_if_rated(generation)
+            generation.responses.all().delete()
+            generation.system_version = None
+        elif (
+            generation.status == EvaluationStatus.SUCCEEDED and not unanswered_questions(generation=generation).exists()
+        ):
+            return generation, None
+        for field, value in {**params, "seed": seed}.items():
+            setattr(generation, field, value)
+        generation.job = job_create(
+            kind=JobKind.GENERATE,
+            params={"generation_id": generation.pk, "batch_size": batch_size, "device": device},
+            created_by=created_by,
+            enqueue=enqueue,
+        )
+        generation.status = EvaluationStatus.PENDING
+        generation.error = ""
+        generation.save()
+    return generation, generation.job
+
+
+def check_can_generate(system: System) -> None:
+    """A checkpoint generates; a plugin only with a generate(contexts) method; an external system never."""
+    if system.kind == SystemKind.EXTERNAL:
+        raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
+    if system.kind == SystemKind.PLUGIN:
+        try:
+            plugin_class = import_string(system.plugin)
+        except ImportError as exc:
+            raise UserError(f"cannot import plugin {system.plugin!r}: {exc}") from None
+        if not callable(getattr(plugin_class, "generate", None)):
+            raise UserError(
+                f"plugin {system.plugin} of system {system.name} has no generate(contexts) method: "
+                "it can score candidates but not generate responses"
+            )
+
+
+def generation_run(
+    *, generation_id: int, progress: JobProgress | None = None, batch_size: int = 32, device: str | None = None
+) -> dict:
+    """Answer every context that has no response yet, then summarise. Returns the summary."""
+    generation = Generation.objects.select_related("system", "dataset").filter(pk=generation_id).first()
+    if generation is None:
+        raise UserError(f"no generation #{generation_id}")
+    if generation.dataset_id is None:
+        raise UserError(f"generation #{generation_id} was imported from {generation.source_file}: nothing to generate")
+    system = generation.system
+    check_can_generate(system)
+    Generation.objects.filter(pk=generation.pk).update(
+        status=EvaluationStatus.RUNNING, error="", system_version=system.updated_at
+    )
+    try:
+        _generate_pending(generation, progress=progress, batch_size=batch_size, device=device)
+        summary = generation_summary(generation=generation)
+    except JobCancelled:
+        Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.CANCELLED)
+        raise
+    except Exception as exc:
+        Generation.objects.filter(pk=generation.pk).update(
+            status=EvaluationStatus.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.SUCCEEDED, finished_at=timezone.now())
+    return summary
+
+
+def _generate_pending(generation: Generation, *, progress, batch_size: int, device: str | None) -> None:
+    total = generation_questions(generation=generation).count()
+    pending = pending_generation_questions(generation=generation)
+    done = total - len(pending)
+    if progress:
+        progress.update(done=done, total=total, force=True)
+    if not pending:
+        return
+    decoding = _decoding(generation.strategy, generation.top_p, generation.temperature, generation.max_new_tokens)
+    generator = generator_for(generation.system, device=device, batch_size=batch_size)  # loaded once per worker
+    # longest contexts first: similar lengths share a batch, and a batch too big for memory fails at once
+    pending.sort(key=lambda q: (-sum(len(t) + 1 for t in q["turns"]), q["id"]))
+    for start in range(0, len(pending), batch_size):
+        batch = pending[start : start + batch_size]
+        seeds = [context_seed(generation.seed, q["key"]) for q in batch] if decoding.strategy == "nucleus" else None
+        responses = generator.generate([q["turns"] for q in batch], decoding=decoding, seeds=seeds)
+        with transaction.atomic():
+            GeneratedResponse.objects.bulk_create(
+                [
+                    GeneratedResponse(
+                        generation=generation,
+                        question_id=q["id"],
+                        context_key=q["key"],
+                        context=q["turns"],
+                        references=[q["ground_truth"]],
+                        text=response.text,
+                        n_tokens=response.n_tokens,
+                    )
+                    for q, response in zip(batch, responses, strict=True)
+                ],
+                ignore_conflicts=True,  # a context another worker answered keeps its response
+            )
+        done += len(batch)
+        if progress:
+            progress.update(done=done, total=total, force=True)
+
+
+def generation_summary(*, generation: Generation) -> dict:
+    """How many responses, how long (system tokens and words) and how diverse (distinct-1/2)."""
+    rows = list(GeneratedResponse.objects.filter(generation=generation).values_list("text", "n_tokens"))
+    texts = [text for text, _ in rows]
+    counted = [n for _, n in rows if n is not None]
+    return {
+        "system": generation.system.name,
+        "dataset": generation.dataset.name if generation.dataset_id else None,
+        "strategy": generation.strategy,
+        "responses": len(rows),
+        "empty_responses": sum(not text for text in texts),
+        "mean_tokens": sum(counted) / len(counted) if counted else None,
+        "mean_words": sum(len(text.split()) for text in texts) / len(texts) if texts else None,
+        "distinct_1": distinct_n(texts, 1),
+        "distinct_2": distinct_n(texts, 2),
+    }
+
+
+def _decoding(strategy: str, top_p: float, temperature: float, max_new_tokens: int) -> Decoding:
+    if strategy not in GENERATED_STRATEGIES:
+        raise UserError(f"strategy must be greedy or nucleus, not {strategy!r}")
+    if not 0 < top_p <= 1:
+        raise UserError(f"top-p must be in (0, 1], not {top_p}")
+    if not temperature > 0:
+        raise UserError(f"temperature must be positive, not {temperature}")
+    if not 1 <= max_new_tokens <= 32767:
+        raise UserError(f"max new tokens must be between 1 and 32767, not {max_new_tokens}")
+    return Decoding(strategy=strategy, top_p=top_p, temperature=temperature, max_new_tokens=max_new_tokens)
+
+
+def _decoding_key(generation: Generation) -> tuple:
+    """What the responses depend on: greedy ignores top-p, temperature and seed."""
+    if generation.strategy == DecodingStrategy.NUCLEUS:
+        return (
+            generation.strategy,
+            generation.max_new_tokens,
+            generation.top_p,
+            generation.temperature,
+            generation.seed,
+        )
+    return (generation.strategy, generation.max_new_tokens)
+
+
+def _refuse_if_rated(generation: Generation) -> None:
+    sent = generation.responses.filter(candidate__isnull=False).count()
+    if sent:
+        raise UserError(
+            f"{sent} responses of generation #{generation.pk} were sent to annotators: regenerating would "
+            "orphan their ratings; register the changed system under a new name instead"
+        )
