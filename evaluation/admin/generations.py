@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.shortcuts import redirect
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.admin.common import ReadOnlyAdmin, render_form
@@ -15,6 +15,7 @@ from annotation.services.errors import UserError
 from annotation.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
 from evaluation.services.generations import generation_start
+from evaluation.services.human_ratings import rating_dataset_create
 
 
 class GenerationStartForm(forms.Form):
@@ -27,6 +28,18 @@ class GenerationStartForm(forms.Form):
     temperature = forms.FloatField(initial=1.0, min_value=0.01, help_text="Nucleus only.")
     max_new_tokens = forms.IntegerField(initial=40, min_value=1, max_value=32767)
     seed = forms.IntegerField(initial=0, help_text="Nucleus only: the same seed gives the same responses.")
+
+
+class RatingDatasetForm(forms.Form):
+    generations = forms.ModelMultipleChoiceField(
+        queryset=Generation.objects.select_related("system", "dataset"),
+        help_text="Their responses to the same context are rated side by side, in one unit.",
+    )
+    name = forms.SlugField(max_length=100, help_text="Name of the new rating dataset.")
+    annotators_per_item = forms.IntegerField(initial=5, min_value=1, max_value=50, label="annotators per response")
+    include_reference = forms.BooleanField(
+        initial=True, required=False, help_text="Rate the reference too (it also checks the raters)."
+    )
 
 
 @admin.register(Generation)
@@ -53,7 +66,7 @@ class GenerationAdmin(ReadOnlyAdmin):
         "summary",
     ]
     exclude = ["job"]
-    actions = ["run_generations", "cancel_generations"]
+    actions = ["run_generations", "cancel_generations", "collect_ratings"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_responses=Count("responses"))
@@ -92,6 +105,45 @@ class GenerationAdmin(ReadOnlyAdmin):
             "goes to the GPU queue (a worker without a GPU generates on its CPU) and can be cancelled and resumed. "
             "Changing the decoding of a generation replaces its responses.",
         )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.rating_dataset_view)
+        return [path("rate/", view, name="evaluation_generation_rate"), *super().get_urls()]
+
+    def rating_dataset_view(self, request):
+        """Send generations' responses to annotators: a "rate this response 1-5" dataset."""
+        if not request.user.has_perm("annotation.add_dataset"):
+            return redirect(reverse("admin:evaluation_generation_changelist"))
+        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isdigit()]
+        form = RatingDatasetForm(request.POST or None, initial={"generations": ids})
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                dataset = rating_dataset_create(
+                    name=data["name"],
+                    generation_ids=[g.pk for g in data["generations"]],
+                    annotators_per_item=data["annotators_per_item"],
+                    include_reference=data["include_reference"],
+                )
+            except UserError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.info(request, f"Rating dataset {dataset.name} is open: assign annotators to it.")
+                return redirect(reverse("dashboard-dataset", args=[dataset.name]))
+        return render_form(
+            request,
+            self,
+            form=form,
+            title="Collect human ratings of generated responses",
+            intro='A new dataset of the task "rate this response 1-5": one unit per context, holding every '
+            "selected system's response to it (and the reference), each rated by the given number of annotators. "
+            "Assign annotators to it or publish it as a crowd batch; the campaign report reads the ratings.",
+        )
+
+    @admin.action(description="Collect human ratings of the selected generations")
+    def collect_ratings(self, request, queryset):
+        ids = ",".join(str(pk) for pk in queryset.values_list("pk", flat=True))
+        return redirect(reverse("admin:evaluation_generation_rate") + f"?ids={ids}")
 
     @admin.display(description="dataset or file")
     def source(self, obj):
