@@ -113,9 +113,16 @@ def _field(path: Path, index: int, item: Mapping, name: str, kind: type | tuple[
     return value
 
 
-def read_zhao(path: str | Path, aspect: str = "appropriateness") -> Iterator[RatedResponse]:
-    """Stream the rated responses of a DSTC10-format file, keeping the ratings of ``aspect``."""
-    path = Path(path)
+def _numbers(value) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
+
+
+def _read_items(path: Path, aspect: str) -> Iterator[tuple[int, str, RatedResponse, dict]]:
+    """``(index, where, rated response, the item's annotations)`` for each item, checked as read_zhao says."""
     if not path.is_file():
         raise HumanRatingsError(f"{path}: no such file")
     n_annotators = None
@@ -136,11 +143,7 @@ def read_zhao(path: str | Path, aspect: str = "appropriateness") -> Iterator[Rat
         if aspect not in annotations:
             raise HumanRatingsError(f"{where}: field 'annotations.{aspect}' is missing")
         ratings = annotations[aspect]
-        if (
-            not isinstance(ratings, list)
-            or not ratings
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in ratings)
-        ):
+        if not _numbers(ratings):
             raise HumanRatingsError(f"{where}: field 'annotations.{aspect}' should be a non-empty list of numbers")
         if n_annotators is None:
             n_annotators = len(ratings)
@@ -148,7 +151,7 @@ def read_zhao(path: str | Path, aspect: str = "appropriateness") -> Iterator[Rat
             raise HumanRatingsError(
                 f"{where}: field 'annotations.{aspect}' has {len(ratings)} ratings, earlier items have {n_annotators}"
             )
-        yield RatedResponse(
+        rated = RatedResponse(
             dialogue_id=dialogue_id,
             system=system,
             context=tuple(context.split("\n")),
@@ -156,6 +159,35 @@ def read_zhao(path: str | Path, aspect: str = "appropriateness") -> Iterator[Rat
             references=tuple(references),
             ratings=tuple(ratings),
         )
+        yield index, where, rated, annotations
+
+
+def read_zhao(path: str | Path, aspect: str = "appropriateness") -> Iterator[RatedResponse]:
+    """Stream the rated responses of a DSTC10-format file, keeping the ratings of ``aspect``."""
+    for _, _, rated, _ in _read_items(Path(path), aspect):
+        yield rated
+
+
+@dataclass(frozen=True)
+class AnnotatedResponse:
+    """A rated response with the ratings of every aspect of its item (for the database import)."""
+
+    index: int  # position of the item in the file's list
+    where: str  # "file: item N (dialogue_id '...')", for error messages
+    response: RatedResponse  # ratings of the main aspect
+    aspects: tuple[tuple[str, tuple[float, ...]], ...]  # (aspect, ratings) in the file's order
+
+
+def read_zhao_annotated(path: str | Path, aspect: str = "appropriateness") -> Iterator[AnnotatedResponse]:
+    """Like :func:`read_zhao`, with every aspect's ratings; each must be a non-empty list of numbers
+    (``aspect`` is required in every item, the others may vary)."""
+    for index, where, rated, item_annotations in _read_items(Path(path), aspect):
+        aspects = []
+        for name, ratings in item_annotations.items():
+            if not _numbers(ratings):
+                raise HumanRatingsError(f"{where}: field 'annotations.{name}' should be a non-empty list of numbers")
+            aspects.append((str(name), tuple(ratings)))
+        yield AnnotatedResponse(index=index, where=where, response=rated, aspects=tuple(aspects))
 
 
 def generation_systems(responses: Iterable[RatedResponse]) -> Iterator[RatedResponse]:

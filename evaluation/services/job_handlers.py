@@ -3,6 +3,7 @@
 from annotation.models import Job
 from annotation.services.jobs import JobProgress
 
+from .campaigns import campaign_run
 from .evaluations import evaluation_run
 from .generations import generation_run
 
@@ -20,6 +21,15 @@ def generate(job: Job, progress: JobProgress) -> dict:
     return generation_run(
         generation_id=job.params["generation_id"],
         batch_size=job.params.get("batch_size", 32),
+        device=job.params.get("device"),
+        progress=progress,
+    )
+
+
+def campaign(job: Job, progress: JobProgress) -> dict:
+    return campaign_run(
+        campaign_id=job.params["campaign_id"],
+        evaluate=job.params.get("evaluate", True),
         device=job.params.get("device"),
         progress=progress,
     )

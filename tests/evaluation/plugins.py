@@ -50,3 +50,29 @@ def _loss(text: str) -> float:
     if text.startswith("Sure"):  # the factories' ground truths
         return 1.0
     return 2.0
+
+
+class LongestWinsPlugin:
+    """The loss is minus the candidate's length: the longest candidate is selected.
+
+    Each candidate's loss depends on that candidate alone (``losses_are_independent``), so RANDOM
+    trials may score its ground truths once; ``scored`` counts the candidates of every call.
+    """
+
+    losses_are_independent = True
+    scored: list[int] = []
+    cancel_on_call: int | None = None  # ask the latest campaign job to stop at this call
+
+    def losses(self, contexts, candidates):
+        cls = type(self)
+        cls.scored.append(sum(len(c) for c in candidates))
+        if cls.cancel_on_call == len(cls.scored):
+            from annotation.models import Job
+            from annotation.services.jobs import job_cancel
+
+            job_cancel(job_id=Job.objects.filter(kind="campaign").latest("id").pk)
+        return [[-float(len(c)) for c in cands] for cands in candidates]
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.scored, cls.cancel_on_call = [], None

@@ -1,0 +1,58 @@
+"""The campaign report page from the cached report JSON: shared by the dashboard view and ``report --format html``.
+
+Only formatting happens here (no statistics): the page costs one query whatever the campaign's size.
+"""
+
+from __future__ import annotations
+
+from django.contrib.staticfiles import finders
+from django.template.loader import render_to_string
+
+from evaluation.metrics.correlation import METHODS
+from evaluation.metrics.reference import METRICS
+from evaluation.models import Campaign
+from evaluation.report import html_rows
+
+BREAKDOWNS = (("per_label", "Error label"), ("per_source", "Source of the false candidate"))
+
+
+def report_context(campaign: Campaign) -> dict:
+    report = campaign.report or {}
+    leaderboard = report.get("leaderboard", [])
+    metric_names = [m for m in METRICS if any(m in row.get("metrics", {}) for row in leaderboard)]
+    for row in leaderboard:
+        row["metric_values"] = [row.get("metrics", {}).get(m) for m in metric_names]
+    table = report.get("table")
+    local = [row["system"] for row in leaderboard if row.get("accuracy") is not None]
+    breakdowns = []
+    for part, title in BREAKDOWNS:
+        cells = (report.get("breakdown") or {}).get(part) or {}
+        if cells:
+            breakdowns.append(
+                {
+                    "title": title,
+                    "systems": local,
+                    "rows": [{"key": key, "cells": [row.get(s) for s in local]} for key, row in cells.items()],
+                }
+            )
+    return {
+        "campaign": campaign,
+        "report": report,
+        "leaderboard": leaderboard,
+        "metric_names": metric_names,
+        "has_random": any(row.get("random") for row in leaderboard),
+        "has_accuracy": bool(local),
+        "table": table,
+        "table_rows": html_rows(table) if table else [],
+        "methods": [m.capitalize() for m in METHODS],
+        "breakdowns": breakdowns,
+        "box_plot_svg": report.get("box_plot_svg"),
+        "notes": report.get("notes", []),
+    }
+
+
+def report_html(campaign: Campaign) -> str:
+    """The report as one self-contained HTML file (inline CSS and SVG)."""
+    css_path = finders.find("css/app.css")
+    css = open(css_path, encoding="utf-8").read() if css_path else ""
+    return render_to_string("campaigns/standalone.html", {**report_context(campaign), "css": css})

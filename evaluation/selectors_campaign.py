@@ -1,0 +1,150 @@
+"""Reads for evaluation campaigns: human ratings, responses and references, RANDOM questions.
+
+Human ratings of a campaign's responses come from two places:
+
+* imported :class:`ResponseRating` rows of the campaign's ``human_aspect``; the annotator key is the
+  annotator's position in the file ("0".."3" for Zhao et al.);
+* annotation ``Score`` rows on ``GeneratedResponse.candidate`` (the "rate this response 1-5" task),
+  from annotators whose scores are not excluded; the key is ``a<annotator id>``. A score counts for
+  the campaign's aspect (that task asks one question). Systems that gave the same text to a context
+  share one candidate, hence its scores.
+
+A response's ratings are a tuple in annotator order: imported positions first (by number), then
+collected scores by annotator id. :func:`evaluation.metrics.correlation.split_half_bound` splits these
+positions into halves; for imported files a position is one person, for collected scores it is a
+rating slot (crowd annotators differ per response), the usual approximation for crowd ratings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from annotation.models import Score, TestSetCandidate, TestSetQuestion, Turn
+from evaluation.baselines import Question
+from evaluation.models import Campaign, GeneratedResponse, ResponseRating
+from retrieval.models import Repository, Utterance
+
+
+def _position(key: str) -> tuple:
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def campaign_generation_systems(*, campaign: Campaign) -> dict[int, dict]:
+    """``{generation id: {"system": name, "kind": kind, "dataset_id": id or None}}`` of the campaign (one query)."""
+    return {
+        row["id"]: {"system": row["system__name"], "kind": row["system__kind"], "dataset_id": row["dataset_id"]}
+        for row in campaign.generations.order_by("-created_at", "-id").values(
+            "id", "system__name", "system__kind", "dataset_id"
+        )
+    }
+
+
+def campaign_ratings_by_response(*, campaign: Campaign) -> dict[int, dict[str, tuple[float, ...]]]:
+    """``{generation id: {context key: ratings in annotator order}}`` for every rated response (three queries)."""
+    keyed: dict[tuple[int, str], list[tuple[tuple, float]]] = defaultdict(list)
+    for generation_id, context_key, annotator, value in ResponseRating.objects.filter(
+        response__generation__campaigns=campaign, aspect=campaign.human_aspect
+    ).values_list("response__generation_id", "response__context_key", "annotator_key", "value"):
+        keyed[(generation_id, context_key)].append((_position(annotator), float(value)))
+    rated = GeneratedResponse.objects.filter(generation__campaigns=campaign, candidate__isnull=False)
+    holders: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for generation_id, context_key, candidate_id in rated.values_list("generation_id", "context_key", "candidate_id"):
+        holders[candidate_id].append((generation_id, context_key))
+    if holders:
+        for candidate_id, annotator_id, value in Score.objects.filter(
+            candidate_id__in=rated.values("candidate_id"), annotator__scores_excluded=False
+        ).values_list("candidate_id", "annotator_id", "value"):
+            for holder in holders[candidate_id]:
+                keyed[holder].append(((2, annotator_id, ""), float(value)))
+    out: dict[int, dict[str, tuple[float, ...]]] = defaultdict(dict)
+    for (generation_id, context_key), values in keyed.items():
+        out[generation_id][context_key] = tuple(v for _, v in sorted(values, key=lambda kv: kv[0]))
+    return dict(out)
+
+
+def campaign_rated_contexts(*, campaign: Campaign) -> tuple[dict[str, dict[str, tuple[float, ...]]], list[str]]:
+    """Per system, the ratings of the contexts it is compared on, and notes on what was left out.
+
+    Generated here (every generation answers a dataset's questions, ``context_key`` "q<id>"): each
+    system keeps only the contexts rated for every rated system, so all are judged on the same
+    contexts. Imported (Zhao et al.: each system was rated on its own random subset of contexts, one
+    ``dialogue_id`` per response): each system keeps all its rated responses, as the paper does.
+    """
+    generations = campaign_generation_systems(campaign=campaign)
+    ratings = campaign_ratings_by_response(campaign=campaign)
+    notes = []
+    by_system: dict[str, dict[str, tuple[float, ...]]] = {}
+    for generation_id, info in generations.items():  # newest first: a system's newest generation wins
+        if info["system"] in by_system:
+            notes.append(f"system {info['system']} has several generations in the campaign; the newest is used")
+            continue
+        if ratings.get(generation_id):
+            by_system[info["system"]] = ratings[generation_id]
+    if by_system and all(info["dataset_id"] is not None for info in generations.values()):
+        shared = set.intersection(*(set(r) for r in by_system.values()))
+        dropped = sum(len(r) for r in by_system.values()) - len(shared) * len(by_system)
+        if dropped:
+            notes.append(
+                f"human scores use the {len(shared)} contexts rated for every system "
+                f"({dropped} rated responses of other contexts left out)"
+            )
+        by_system = {s: {k: r[k] for k in sorted(shared)} for s, r in by_system.items()}
+        by_system = {s: r for s, r in by_system.items() if r}
+    return {s: dict(sorted(r.items())) for s, r in by_system.items()}, notes
+
+
+def campaign_human_ratings(*, campaign: Campaign) -> dict[str, list[tuple[float, ...]]]:
+    """``{system name: [ratings of response 1, ...]}`` on the contexts each system is compared on."""
+    rated, _ = campaign_rated_contexts(campaign=campaign)
+    return {system: list(per_context.values()) for system, per_context in rated.items()}
+
+
+def campaign_responses(*, campaign: Campaign) -> dict[str, dict[str, tuple[str, list[str]]]]:
+    """``{system name: {context key: (response text, references)}}`` of the campaign's generations (one query;
+    a system's newest generation when it has several)."""
+    generations = campaign_generation_systems(campaign=campaign)
+    chosen: dict[str, int] = {}
+    for generation_id, info in generations.items():
+        chosen.setdefault(info["system"], generation_id)
+    names = {generation_id: name for name, generation_id in chosen.items()}
+    out: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
+    for generation_id, context_key, text, references in (
+        GeneratedResponse.objects.filter(generation_id__in=names)
+        .order_by("generation_id", "context_key")
+        .values_list("generation_id", "context_key", "text", "references")
+    ):
+        out[names[generation_id]][context_key] = (text, list(references))
+    return dict(out)
+
+
+def testset_trial_questions(*, testset) -> list[Question]:
+    """The release's questions (context turns and ground truth) in release order, for RANDOM trials."""
+    items = TestSetQuestion.objects.filter(testset=testset)
+    turns: dict[int, list[str]] = defaultdict(list)
+    for context_id, text in (
+        Turn.objects.filter(context_id__in=items.values("question__context_id"))
+        .order_by("context_id", "position")
+        .values_list("context_id", "text")
+    ):
+        turns[context_id].append(text)
+    truth = dict(
+        TestSetCandidate.objects.filter(item__testset=testset, is_ground_truth=True).values_list(
+            "item_id", "candidate__text"
+        )
+    )
+    return [
+        Question(id=str(item_id), context=tuple(turns[context_id]), ground_truth=truth[item_id])
+        for item_id, context_id in items.order_by("position").values_list("id", "question__context_id")
+        if item_id in truth
+    ]
+
+
+def repository_texts(*, repository: Repository) -> list[str]:
+    """Every utterance text of the repository, in id order (the same order for the same content).
+
+    Loaded once per RANDOM run: drawing uniformly needs random access by index, and one query per
+    drawn utterance would cost far more than the memory (about 100 MB for a million utterances).
+    """
+    return list(
+        Utterance.objects.filter(repository=repository).order_by("id").values_list("text", flat=True).iterator(5000)
+    )

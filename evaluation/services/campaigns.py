@@ -1,0 +1,193 @@
+"""Running an evaluation campaign: CHOSEN evaluations, RANDOM trials, then the report.
+
+RANDOM (Sato et al. 2020, §4.2): the release's questions with their false candidates drawn anew from
+the campaign's repository, ``random_trials`` seeded trials (:func:`evaluation.baselines.random_trial`,
+trial ``t`` seeded with ``(campaign.seed, t)``: the same sets whatever the number of trials). Each
+system scores each trial; one :class:`RandomTrialResult` row per (campaign, system, trial), committed
+trial by trial, so a failed or cancelled run resumes where it stopped and a finished trial is never
+scored again.
+
+The ground truth's loss does not depend on the trial: a language model scores each candidate
+given the context alone, so it is scored once per question and only the false candidates are
+scored in each trial (a quarter less work with 3 false candidates). Plugins score all candidates of
+every trial: a plugin may look at the whole call (the TF-IDF baseline fits IDF on the texts it is
+given), unless its class says ``losses_are_independent = True``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from annotation.models import Job, JobKind
+from annotation.services.errors import JobCancelled, UserError
+from annotation.services.jobs import JobProgress, job_create, job_execute
+from evaluation.baselines import TrialQuestion, random_trial
+from evaluation.models import Campaign, RandomTrialResult, System, SystemKind
+from evaluation.scoring import CandidateScore, select
+from evaluation.scoring.loading import scorer_for
+from evaluation.selectors_campaign import repository_texts, testset_trial_questions
+
+from .campaign_report import campaign_report_refresh
+from .evaluations import evaluation_run, evaluation_start
+
+
+def campaign_start(
+    *, campaign: Campaign, created_by=None, enqueue: bool = True, evaluate: bool = True, device: str | None = None
+) -> Job:
+    """The campaign's job (CAMPAIGN kind, gpu queue): a queued or running one is returned as is."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().select_related("job").get(pk=campaign.pk)
+        if campaign.job is not None and not campaign.job.is_finished:
+            return campaign.job
+        job = job_create(
+            kind=JobKind.CAMPAIGN,
+            params={"campaign_id": campaign.pk, "evaluate": evaluate, "device": device},
+            created_by=created_by,
+            enqueue=enqueue,
+        )
+        Campaign.objects.filter(pk=campaign.pk).update(job=job)
+    return job
+
+
+def campaign_run(
+    *, campaign_id: int, progress: JobProgress | None = None, evaluate: bool = True, device: str | None = None
+) -> dict:
+    """Evaluate every local system on the release (CHOSEN; finished evaluations are kept), run the
+    RANDOM trials still missing, then compute and store the report. Parts a campaign lacks (no
+    release, no repository, no local system) are skipped; the report says what is missing."""
+    campaign = Campaign.objects.select_related("testset", "repository").filter(pk=campaign_id).first()
+    if campaign is None:
+        raise UserError(f"no campaign #{campaign_id}")
+    local = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
+    if campaign.testset is not None and evaluate:
+        for system in local:
+            _evaluate(campaign, system, progress=progress, device=device)
+    random = None
+    if campaign.testset is not None and campaign.repository is not None and local:
+        random = campaign_random_run(campaign_id=campaign.pk, progress=progress, device=device)
+    report = campaign_report_refresh(campaign=campaign)
+    return {
+        "campaign": campaign.name,
+        "systems": len(report["leaderboard"]),
+        "random": random,
+        "report_at": report["computed_at"],
+        "notes": report["notes"],
+    }
+
+
+class _BothProgress:
+    """Progress of an evaluation run inside the campaign job: reported to both jobs, so the campaign
+    job keeps its heartbeat and a cancel of either one stops the run."""
+
+    def __init__(self, *progresses: JobProgress | None) -> None:
+        self.progresses = [p for p in progresses if p is not None]
+
+    def update(self, **kwargs) -> None:
+        for progress in self.progresses:
+            progress.update(**kwargs)
+
+
+def _evaluate(campaign: Campaign, system: System, *, progress: JobProgress | None, device: str | None) -> None:
+    _, job = evaluation_start(testset_name=campaign.testset.name, system_name=system.name, enqueue=False, device=device)
+    if job is None:
+        return  # finished already
+
+    def handler(job: Job, own: JobProgress) -> dict:
+        return evaluation_run(
+            evaluation_id=job.params["evaluation_id"],
+            batch_questions=job.params.get("batch_questions", 256),
+            device=job.params.get("device"),
+            progress=_BothProgress(own, progress),  # type: ignore[arg-type]
+        )
+
+    # job_execute records the outcome on the evaluation's own job; a live worker holding it is left alone.
+    job_execute(job_id=job.pk, handler=handler)
+    if progress and progress.cancel_requested():
+        raise JobCancelled()  # the evaluation stopped because the campaign job was cancelled
+
+
+def campaign_random_run(
+    *,
+    campaign_id: int,
+    progress: JobProgress | None = None,
+    device: str | None = None,
+    cache_ground_truth: bool | None = None,
+) -> dict:
+    """Score every missing RANDOM trial of every local system of the campaign (see the module docstring).
+
+    ``cache_ground_truth``: score the ground truth once per question (default: for language models).
+    Returns ``{"trials": per system, "scored": trials scored now, "skipped": trials already done}``.
+    """
+    campaign = Campaign.objects.select_related("testset", "repository").filter(pk=campaign_id).first()
+    if campaign is None:
+        raise UserError(f"no campaign #{campaign_id}")
+    if campaign.testset is None:
+        raise UserError(f"campaign {campaign.name}: no release (testset) whose questions the RANDOM trials ask")
+    if campaign.repository is None:
+        raise UserError(f"campaign {campaign.name}: no repository to draw RANDOM false candidates from")
+    systems = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
+    done: dict[int, set[int]] = defaultdict(set)
+    for system_id, trial in RandomTrialResult.objects.filter(campaign=campaign).values_list("system_id", "trial"):
+        done[system_id].add(trial)
+    pending = {s.pk: [t for t in range(campaign.random_trials) if t not in done[s.pk]] for s in systems}
+    total = len(systems) * campaign.random_trials
+    finished = total - sum(len(p) for p in pending.values())
+    result = {"trials": campaign.random_trials, "systems": len(systems), "scored": 0, "skipped": finished}
+    if progress:
+        progress.update(done=finished, total=total, force=True)
+    if not finished < total:
+        return result
+    questions = testset_trial_questions(testset=campaign.testset)
+    if not questions:
+        raise UserError(f"release {campaign.testset.name} has no questions")
+    repository = repository_texts(repository=campaign.repository)
+    if not repository:
+        raise UserError(f"repository {campaign.repository.name} has no utterances")
+    k = campaign.testset.false_per_question
+    for system in systems:
+        if not pending[system.pk]:
+            continue
+        scorer = scorer_for(system, device=device)
+        cache = cache_ground_truth
+        if cache is None:
+            cache = system.kind != SystemKind.PLUGIN or getattr(
+                getattr(scorer, "plugin", None), "losses_are_independent", False
+            )
+        truth = scorer.score([q.context for q in questions], [[q.ground_truth] for q in questions]) if cache else None
+        for trial in pending[system.pk]:
+            questions_t = random_trial(questions, repository, k=k, seed=campaign.seed, trial=trial)
+            correct = trial_correct(scorer, questions_t, [s[0] for s in truth] if truth else None)
+            RandomTrialResult.objects.bulk_create(
+                [
+                    RandomTrialResult(
+                        campaign=campaign, system=system, trial=trial, questions=len(questions_t), correct=correct
+                    )
+                ],
+                ignore_conflicts=True,  # a trial another worker finished keeps its result
+            )
+            finished += 1
+            result["scored"] += 1
+            if progress:  # every trial: a cancel stops the run between two committed trials
+                progress.update(done=finished, total=total, force=True)
+    return result
+
+
+def trial_correct(scorer, questions: Sequence[TrialQuestion], truth: Sequence[CandidateScore] | None = None) -> int:
+    """How many questions of a trial the scorer answers right: the lowest-loss candidate is the ground truth.
+
+    With ``truth`` (the ground truth's score per question, from an earlier call), only the false
+    candidates are scored and the ground truth's score is put back at its position, so selection
+    (ties to the first candidate) is the same as when scoring all candidates.
+    """
+    contexts = [q.context for q in questions]
+    if truth is None:
+        scores = scorer.score(contexts, [list(q.candidates) for q in questions])
+    else:
+        false = scorer.score(contexts, [list(q.false_candidates) for q in questions])
+        scores = [
+            [*f[: q.answer_index], gt, *f[q.answer_index :]] for q, f, gt in zip(questions, false, truth, strict=True)
+        ]
+    return sum(select(s) == q.answer_index for s, q in zip(scores, questions, strict=True))

@@ -1,0 +1,139 @@
+"""The campaign job end to end on the CPU: CHOSEN evaluations, RANDOM trials, the report; started from the admin."""
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from annotation.models import Job, JobKind, JobStatus
+from annotation.services.jobs import job_execute
+from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
+from evaluation.report import CHOSEN, RANDOM, SPLIT_HALF
+from evaluation.scoring.loading import scorer_cache_clear
+from evaluation.services.campaigns import campaign_start
+from evaluation.services.job_handlers import campaign as campaign_handler
+from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with, rated_generation
+from tests.evaluation.plugins import LongestWinsPlugin
+
+TRIALS = 10
+# human ratings per system (two annotators, one response per release question): a clear ranking
+HUMAN = {"tiny": (4, 5), "shortest": (2, 3), "longest": (1, 1)}
+
+
+@pytest.fixture
+def setup(db, scored_question, tiny_gpt2_dir):
+    """A release of 6 questions, a repository, and three local systems registered with the command."""
+    LongestWinsPlugin.reset()
+    release = build_release(scored_question, questions=6)
+    repository = build_repository()
+    call_command("register_system", "tiny", "--kind", "causal", "--checkpoint", str(tiny_gpt2_dir))
+    for name, plugin in (("shortest", "ShortestWinsPlugin"), ("longest", "LongestWinsPlugin")):
+        call_command("register_system", name, "--kind", "plugin", "--plugin", f"tests.evaluation.plugins.{plugin}")
+    yield release, repository
+    scorer_cache_clear()
+    LongestWinsPlugin.reset()
+
+
+def rated_campaign(release, repository, names, **fields) -> Campaign:
+    """A campaign of the named systems, each with one rated response per release question."""
+    keys = [f"q{question_id}" for question_id in release.items.values_list("question_id", flat=True)]
+    generations = [
+        rated_generation(System.objects.get(name=name), [HUMAN[name]] * len(keys), dataset=release.dataset, keys=keys)
+        for name in names
+    ]
+    systems = System.objects.filter(name__in=names)
+    return campaign_with(
+        systems=systems, generations=generations, testset=release, repository=repository, random_trials=TRIALS, **fields
+    )
+
+
+def run(campaign: Campaign) -> Job:
+    job = campaign_start(campaign=campaign, enqueue=False, device="cpu")
+    job_execute(job_id=job.pk, handler=campaign_handler)
+    job.refresh_from_db()
+    campaign.refresh_from_db()
+    return job
+
+
+def test_campaign_job_evaluates_runs_random_trials_and_reports(setup):
+    # given three local systems with human ratings, none evaluated yet
+    campaign = rated_campaign(*setup, ["tiny", "shortest", "longest"], bootstrap_resamples=200)
+    # when the campaign job runs
+    job = run(campaign)
+    # then every system was evaluated on the release (CHOSEN) and scored on every RANDOM trial
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert set(Evaluation.objects.values_list("status", flat=True)) == {EvaluationStatus.SUCCEEDED}
+    assert RandomTrialResult.objects.filter(campaign=campaign).count() == 3 * TRIALS
+    # and the stored report has the leaderboard with CHOSEN accuracies and RANDOM distributions
+    report = campaign.report
+    assert campaign.report_at is not None and job.result["report_at"] == report["computed_at"]
+    board = {row["system"]: row for row in report["leaderboard"]}
+    assert [row["system"] for row in report["leaderboard"]] == ["tiny", "shortest", "longest"]
+    for name, row in board.items():
+        evaluation = Evaluation.objects.get(system__name=name)
+        assert row["accuracy"] == evaluation.summary["accuracy"]
+        assert [row["ci_low"], row["ci_high"]] == evaluation.summary["ci95"]
+        assert row["human"] == pytest.approx(sum(HUMAN[name]) / 2)
+        assert row["random"]["trials"] == TRIALS
+        assert set(row["metrics"]) == {"BLEU-1", "BLEU-2", "METEOR", "ROUGE-L"}
+    # the correlation table has every row, the box plot one point per trial, the breakdown the labels
+    names = [row["name"] for row in report["table"]["rows"]]
+    assert names == [CHOSEN, RANDOM, "BLEU-1", "BLEU-2", "METEOR", "ROUGE-L", SPLIT_HALF]
+    assert len(report["random_correlations"]) == TRIALS
+    assert report["box_plot_svg"].startswith("<svg")
+    assert set(report["breakdown"]["per_label"]["off-topic"]) == {"tiny", "shortest", "longest"}
+    assert set(report["breakdown"]["per_source"]) == {"dense", "lexical"}
+
+
+def test_a_second_run_reuses_evaluations_and_trials(setup):
+    campaign = rated_campaign(*setup, ["shortest", "longest"])
+    run(campaign)
+    evaluations = list(Evaluation.objects.values_list("id", "finished_at"))
+    LongestWinsPlugin.reset()
+    # when the campaign runs again
+    job = run(campaign)
+    # then nothing was scored again; only the report was recomputed
+    assert job.status == JobStatus.SUCCEEDED
+    assert LongestWinsPlugin.scored == []
+    assert list(Evaluation.objects.values_list("id", "finished_at")) == evaluations
+    assert job.result["random"]["scored"] == 0
+
+
+def test_two_systems_get_a_leaderboard_and_a_note_instead_of_correlations(setup):
+    campaign = rated_campaign(*setup, ["tiny", "shortest"])
+    job = run(campaign)
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    report = campaign.report
+    assert all(row["accuracy"] is not None and row["random"] for row in report["leaderboard"])
+    assert report["table"] is None and report["box_plot_svg"] is None
+    assert any("at least 3 systems with human scores; 2 have" in note for note in report["notes"])
+
+
+def test_one_job_at_a_time(setup):
+    campaign = rated_campaign(*setup, ["shortest"])
+    first = campaign_start(campaign=campaign, enqueue=False)
+    assert campaign_start(campaign=campaign, enqueue=False) == first
+    assert Job.objects.filter(kind=JobKind.CAMPAIGN).count() == 1
+
+
+def test_researcher_runs_the_campaign_from_the_admin_and_reads_the_report(
+    setup, admin_client, django_capture_on_commit_callbacks
+):
+    # given a campaign of the registered systems, with human ratings
+    campaign = rated_campaign(*setup, ["tiny", "shortest", "longest"], bootstrap_resamples=100)
+    # when the researcher runs it from the admin (Celery runs the job in-process in tests)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:evaluation_campaign_changelist"),
+            {"action": "run_campaigns", "_selected_action": [campaign.pk]},
+        )
+    assert response.status_code == 302
+    job = Job.objects.get(kind=JobKind.CAMPAIGN)
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    # then the admin links to the report page, which shows the table and the box plot
+    change = admin_client.get(reverse("admin:evaluation_campaign_change", args=[campaign.pk])).content.decode()
+    url = reverse("campaign-report", args=[campaign.name])
+    assert url in change
+    page = admin_client.get(url).content.decode()
+    assert "CHOSEN accuracy" in page and "RANDOM accuracy" in page and "Human (split-half)" in page
+    assert '<div class="chart"><svg' in page
+    assert "off-topic" in page

@@ -1,0 +1,182 @@
+"""RANDOM trials of a campaign: seeded, resumable, cancellable, ground truths scored once."""
+
+import pytest
+
+from annotation.models import Job, JobKind, JobStatus
+from annotation.services.errors import UserError
+from annotation.services.jobs import job_create, job_execute
+from evaluation.baselines import random_trial
+from evaluation.models import RandomTrialResult
+from evaluation.scoring.loading import scorer_cache_clear, scorer_for
+from evaluation.selectors_campaign import repository_texts, testset_trial_questions
+from evaluation.services.campaigns import campaign_random_run, trial_correct
+from evaluation.services.job_handlers import campaign as campaign_handler
+from evaluation.services.systems import system_register
+from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with
+from tests.evaluation.plugins import LongestWinsPlugin
+
+TRIALS = 12
+
+
+@pytest.fixture
+def release(db, scored_question):
+    return build_release(scored_question, questions=6)
+
+
+@pytest.fixture
+def repository(db):
+    return build_repository()
+
+
+@pytest.fixture
+def longest(db):
+    LongestWinsPlugin.reset()
+    yield system_register(name="longest", kind="plugin", plugin="tests.evaluation.plugins.LongestWinsPlugin")
+    LongestWinsPlugin.reset()
+    scorer_cache_clear()
+
+
+@pytest.fixture
+def shortest(db):
+    yield system_register(name="shortest", kind="plugin", plugin="tests.evaluation.plugins.ShortestWinsPlugin")
+    scorer_cache_clear()
+
+
+@pytest.fixture
+def tiny(db, tiny_gpt2_dir):
+    yield system_register(name="tiny", kind="causal", checkpoint=str(tiny_gpt2_dir), max_candidate_tokens=32)
+    scorer_cache_clear()
+
+
+def results(campaign) -> dict[tuple[str, int], int]:
+    return {
+        (name, trial): correct
+        for name, trial, correct in RandomTrialResult.objects.filter(campaign=campaign).values_list(
+            "system__name", "trial", "correct"
+        )
+    }
+
+
+def test_questions_are_the_release_items_with_their_ground_truth(release):
+    questions = testset_trial_questions(testset=release)
+    items = list(release.items.order_by("position"))
+    assert [q.id for q in questions] == [str(i.pk) for i in items]
+    for question, item in zip(questions, items, strict=True):
+        assert question.ground_truth == item.candidates.get(is_ground_truth=True).candidate.text
+        assert question.context == tuple(
+            item.question.context.turns.order_by("position").values_list("text", flat=True)
+        )
+
+
+def test_every_system_gets_every_trial_scored_once(release, repository, longest, shortest):
+    campaign = campaign_with(systems=[longest, shortest], testset=release, repository=repository, random_trials=TRIALS)
+    report = campaign_random_run(campaign_id=campaign.pk)
+    assert report == {"trials": TRIALS, "systems": 2, "scored": 2 * TRIALS, "skipped": 0}
+    assert set(results(campaign)) == {(s, t) for s in ("longest", "shortest") for t in range(TRIALS)}
+    assert set(RandomTrialResult.objects.values_list("questions", flat=True)) == {6}
+    # and the accuracies vary from trial to trial (a distribution, not one number)
+    assert len({c for (s, _), c in results(campaign).items() if s == "shortest"}) > 1
+
+
+def test_a_trial_is_what_random_trial_draws_for_the_campaign_seed(release, repository, shortest):
+    # given the campaign's seed, trial 3 is random_trial(..., seed, trial=3)
+    campaign = campaign_with(systems=[shortest], testset=release, repository=repository, random_trials=4, seed=11)
+    campaign_random_run(campaign_id=campaign.pk)
+    questions = random_trial(
+        testset_trial_questions(testset=release), repository_texts(repository=repository), k=3, seed=11, trial=3
+    )
+    expected = sum(min(range(4), key=lambda i: (len(q.candidates[i]), i)) == q.answer_index for q in questions)
+    assert results(campaign)[("shortest", 3)] == expected
+
+
+def test_same_seed_same_results_other_seed_other_draws(release, repository, shortest):
+    runs = []
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        campaign = campaign_with(
+            name, systems=[shortest], testset=release, repository=repository, random_trials=TRIALS, seed=seed
+        )
+        campaign_random_run(campaign_id=campaign.pk)
+        runs.append([c for _, c in sorted(results(campaign).items())])
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def test_a_rerun_scores_only_the_missing_trials(release, repository, longest):
+    # given a finished run
+    campaign = campaign_with(systems=[longest], testset=release, repository=repository, random_trials=TRIALS)
+    campaign_random_run(campaign_id=campaign.pk)
+    before = results(campaign)
+    kept_ids = set(RandomTrialResult.objects.exclude(trial__in=[2, 7]).values_list("id", flat=True))
+    # when two trials are deleted and the run starts again
+    RandomTrialResult.objects.filter(trial__in=[2, 7]).delete()
+    LongestWinsPlugin.reset()
+    report = campaign_random_run(campaign_id=campaign.pk)
+    # then only those two were scored (plus the ground truths, once), to the same results
+    assert (report["scored"], report["skipped"]) == (2, TRIALS - 2)
+    assert LongestWinsPlugin.scored == [6, 6 * 3, 6 * 3]
+    assert kept_ids <= set(RandomTrialResult.objects.values_list("id", flat=True))
+    assert results(campaign) == before
+
+
+def test_a_finished_run_scores_nothing(release, repository, longest):
+    campaign = campaign_with(systems=[longest], testset=release, repository=repository, random_trials=3)
+    campaign_random_run(campaign_id=campaign.pk)
+    LongestWinsPlugin.reset()
+    assert campaign_random_run(campaign_id=campaign.pk)["scored"] == 0
+    assert LongestWinsPlugin.scored == []
+
+
+def test_ground_truths_are_scored_once_by_a_plugin_with_independent_losses(release, repository, longest):
+    campaign = campaign_with(systems=[longest], testset=release, repository=repository, random_trials=TRIALS)
+    campaign_random_run(campaign_id=campaign.pk)
+    # one call for the 6 ground truths, then 6 x 3 false candidates per trial
+    assert LongestWinsPlugin.scored == [6] + [18] * TRIALS
+
+
+def test_ground_truth_cache_gives_the_accuracies_of_scoring_everything(release, repository, tiny, longest):
+    # given the same trials run with the ground truths scored once, and with every candidate scored
+    cached = campaign_with("cached", systems=[tiny, longest], testset=release, repository=repository, random_trials=8)
+    full = campaign_with("full", systems=[tiny, longest], testset=release, repository=repository, random_trials=8)
+    campaign_random_run(campaign_id=cached.pk, cache_ground_truth=True, device="cpu")
+    campaign_random_run(campaign_id=full.pk, cache_ground_truth=False, device="cpu")
+    # then every trial of every system has the same number of right answers
+    assert results(cached) == results(full)
+    assert len(results(full)) == 16
+
+
+def test_cached_ground_truth_is_put_back_at_its_position(release, repository, tiny):
+    # the selection with a cached ground-truth score is the selection over all candidates, tie rule included
+    scorer = scorer_for(tiny, device="cpu")
+    questions = testset_trial_questions(testset=release)
+    truth = [s[0] for s in scorer.score([q.context for q in questions], [[q.ground_truth] for q in questions])]
+    repo = repository_texts(repository=repository)
+    for trial in range(5):
+        trial_questions = random_trial(questions, repo, k=3, seed=0, trial=trial)
+        assert trial_correct(scorer, trial_questions, truth) == trial_correct(scorer, trial_questions)
+
+
+def test_a_cancelled_run_keeps_its_finished_trials_and_resumes(release, repository, longest):
+    # given a campaign job cancelled while scoring its 4th trial (call 1 scores the ground truths)
+    campaign = campaign_with(systems=[longest], testset=release, repository=repository, random_trials=TRIALS)
+    LongestWinsPlugin.cancel_on_call = 5
+    job = job_create(kind=JobKind.CAMPAIGN, params={"campaign_id": campaign.pk, "evaluate": False}, enqueue=False)
+    job_execute(job_id=job.pk, handler=campaign_handler)
+    job.refresh_from_db()
+    # then the job is cancelled with the trials committed before the cancel
+    assert job.status == JobStatus.CANCELLED
+    assert sorted(t for _, t in results(campaign)) == [0, 1, 2, 3]
+    # and a new run finishes the rest
+    LongestWinsPlugin.reset()
+    job = job_create(kind=JobKind.CAMPAIGN, params={"campaign_id": campaign.pk, "evaluate": False}, enqueue=False)
+    job_execute(job_id=job.pk, handler=campaign_handler)
+    assert Job.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
+    assert len(results(campaign)) == TRIALS
+    assert len(LongestWinsPlugin.scored) == 1 + TRIALS - 4
+
+
+@pytest.mark.parametrize("missing", ["testset", "repository"])
+def test_random_trials_need_a_release_and_a_repository(release, repository, longest, missing):
+    fields = {"testset": release, "repository": repository, missing: None}
+    campaign = campaign_with(systems=[longest], **fields)
+    with pytest.raises(UserError, match=missing if missing == "repository" else "no release"):
+        campaign_random_run(campaign_id=campaign.pk)
