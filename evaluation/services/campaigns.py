@@ -39,7 +39,7 @@ def campaign_start(
 ) -> Job:
     """The campaign's job (CAMPAIGN kind, gpu queue): a queued or running one is returned as is."""
     with transaction.atomic():
-        campaign = Campaign.objects.select_for_update().select_related("job").get(pk=campaign.pk)
+        campaign = Campaign.objects.select_for_update(of=("self",)).select_related("job").get(pk=campaign.pk)
         if campaign.job is not None and not campaign.job.is_finished:
             return campaign.job
         job = job_create(

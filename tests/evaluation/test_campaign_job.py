@@ -137,3 +137,7 @@ def test_researcher_runs_the_campaign_from_the_admin_and_reads_the_report(
     assert "CHOSEN accuracy" in page and "RANDOM accuracy" in page and "Human (split-half)" in page
     assert '<div class="chart"><svg' in page
     assert "off-topic" in page
+    # and the admin lists the RANDOM trial results and edits campaigns with their systems and generations
+    trials = admin_client.get(reverse("admin:evaluation_randomtrialresult_changelist")).content.decode()
+    assert f"{3 * TRIALS} random trial results" in trials
+    assert 'id="id_systems"' in admin_client.get(reverse("admin:evaluation_campaign_add")).content.decode()
