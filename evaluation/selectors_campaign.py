@@ -1,32 +1,25 @@
 """Reads for evaluation campaigns: human ratings, responses and references, RANDOM questions.
 
-Human ratings of a campaign's responses come from two places:
+Human ratings come from :func:`evaluation.selectors.human_ratings`: imported :class:`ResponseRating`
+rows of the campaign's ``human_aspect`` (annotator key = position in the file, "0".."3" for Zhao et
+al.) merged with the annotation ``Score`` rows collected on ``GeneratedResponse.candidate`` in a
+rating dataset (key ``a<annotator id>``, appropriateness only, excluded annotators left out).
 
-* imported :class:`ResponseRating` rows of the campaign's ``human_aspect``; the annotator key is the
-  annotator's position in the file ("0".."3" for Zhao et al.);
-* annotation ``Score`` rows on ``GeneratedResponse.candidate`` (the "rate this response 1-5" task),
-  from annotators whose scores are not excluded; the key is ``a<annotator id>``. A score counts for
-  the campaign's aspect (that task asks one question). Systems that gave the same text to a context
-  share one candidate, hence its scores.
-
-A response's ratings are a tuple in annotator order: imported positions first (by number), then
-collected scores by annotator id. :func:`evaluation.metrics.correlation.split_half_bound` splits these
-positions into halves; for imported files a position is one person, for collected scores it is a
-rating slot (crowd annotators differ per response), the usual approximation for crowd ratings.
+A response's ratings are a tuple in annotator-key order. :func:`evaluation.metrics.correlation.
+split_half_bound` splits these positions into halves: for an imported file a position is one
+person; for collected scores it is a rating slot (crowd annotators differ from response to
+response), the usual approximation for crowd ratings.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from annotation.models import Score, TestSetCandidate, TestSetQuestion, Turn
+from annotation.models import TestSetCandidate, TestSetQuestion, Turn
 from evaluation.baselines import Question
-from evaluation.models import Campaign, GeneratedResponse, ResponseRating
+from evaluation.models import Campaign, GeneratedResponse
+from evaluation.selectors import human_ratings
 from retrieval.models import Repository, Utterance
-
-
-def _position(key: str) -> tuple:
-    return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
 def campaign_generation_systems(*, campaign: Campaign) -> dict[int, dict]:
@@ -39,27 +32,20 @@ def campaign_generation_systems(*, campaign: Campaign) -> dict[int, dict]:
     }
 
 
-def campaign_ratings_by_response(*, campaign: Campaign) -> dict[int, dict[str, tuple[float, ...]]]:
-    """``{generation id: {context key: ratings in annotator order}}`` for every rated response (three queries)."""
-    keyed: dict[tuple[int, str], list[tuple[tuple, float]]] = defaultdict(list)
-    for generation_id, context_key, annotator, value in ResponseRating.objects.filter(
-        response__generation__campaigns=campaign, aspect=campaign.human_aspect
-    ).values_list("response__generation_id", "response__context_key", "annotator_key", "value"):
-        keyed[(generation_id, context_key)].append((_position(annotator), float(value)))
-    rated = GeneratedResponse.objects.filter(generation__campaigns=campaign, candidate__isnull=False)
-    holders: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for generation_id, context_key, candidate_id in rated.values_list("generation_id", "context_key", "candidate_id"):
-        holders[candidate_id].append((generation_id, context_key))
-    if holders:
-        for candidate_id, annotator_id, value in Score.objects.filter(
-            candidate_id__in=rated.values("candidate_id"), annotator__scores_excluded=False
-        ).values_list("candidate_id", "annotator_id", "value"):
-            for holder in holders[candidate_id]:
-                keyed[holder].append(((2, annotator_id, ""), float(value)))
-    out: dict[int, dict[str, tuple[float, ...]]] = defaultdict(dict)
-    for (generation_id, context_key), values in keyed.items():
-        out[generation_id][context_key] = tuple(v for _, v in sorted(values, key=lambda kv: kv[0]))
-    return dict(out)
+def campaign_generation_per_system(
+    *, campaign: Campaign, generations: dict[int, dict] | None = None
+) -> tuple[dict[str, int], list[str]]:
+    """``{system name: generation id}`` (a system's newest generation in the campaign), and notes."""
+    chosen: dict[str, int] = {}
+    notes = []
+    if generations is None:
+        generations = campaign_generation_systems(campaign=campaign)
+    for generation_id, info in generations.items():  # newest first
+        if info["system"] in chosen:
+            notes.append(f"system {info['system']} has several generations in the campaign; the newest is used")
+            continue
+        chosen[info["system"]] = generation_id
+    return chosen, notes
 
 
 def campaign_rated_contexts(*, campaign: Campaign) -> tuple[dict[str, dict[str, tuple[float, ...]]], list[str]]:
@@ -71,15 +57,13 @@ def campaign_rated_contexts(*, campaign: Campaign) -> tuple[dict[str, dict[str, 
     ``dialogue_id`` per response): each system keeps all its rated responses, as the paper does.
     """
     generations = campaign_generation_systems(campaign=campaign)
-    ratings = campaign_ratings_by_response(campaign=campaign)
-    notes = []
-    by_system: dict[str, dict[str, tuple[float, ...]]] = {}
-    for generation_id, info in generations.items():  # newest first: a system's newest generation wins
-        if info["system"] in by_system:
-            notes.append(f"system {info['system']} has several generations in the campaign; the newest is used")
-            continue
-        if ratings.get(generation_id):
-            by_system[info["system"]] = ratings[generation_id]
+    chosen, notes = campaign_generation_per_system(campaign=campaign, generations=generations)
+    rated = human_ratings(generation_ids=list(chosen.values()), aspect=campaign.human_aspect)
+    by_system = {
+        system: {key: tuple(value for _, value in pairs) for key, pairs in per_context.items()}
+        for system, per_context in rated.items()
+        if per_context
+    }
     if by_system and all(info["dataset_id"] is not None for info in generations.values()):
         shared = set.intersection(*(set(r) for r in by_system.values()))
         dropped = sum(len(r) for r in by_system.values()) - len(shared) * len(by_system)
@@ -102,10 +86,7 @@ def campaign_human_ratings(*, campaign: Campaign) -> dict[str, list[tuple[float,
 def campaign_responses(*, campaign: Campaign) -> dict[str, dict[str, tuple[str, list[str]]]]:
     """``{system name: {context key: (response text, references)}}`` of the campaign's generations (one query;
     a system's newest generation when it has several)."""
-    generations = campaign_generation_systems(campaign=campaign)
-    chosen: dict[str, int] = {}
-    for generation_id, info in generations.items():
-        chosen.setdefault(info["system"], generation_id)
+    chosen, _ = campaign_generation_per_system(campaign=campaign)
     names = {generation_id: name for name, generation_id in chosen.items()}
     out: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
     for generation_id, context_key, text, references in (

@@ -40,7 +40,7 @@ def test_only_the_campaign_aspect_counts(external):
 
 def test_collected_scores_count_without_excluded_annotators_and_shared_candidates_count_for_both(external):
     # given two systems that said the same thing to one question: their responses share a candidate
-    dataset = DatasetFactory(name="rate")
+    dataset = DatasetFactory(name="rate", task="rate")
     question = QuestionFactory(dataset=dataset)
     candidate = CandidateFactory(question=question, text="same words", source="generated")
     a, b = external("a"), external("b")
