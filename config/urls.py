@@ -6,7 +6,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # evaluation first: its dashboard/campaigns/ pages precede the dashboard/<dataset>/ pattern
     path("", include("evaluation.urls")),
     path("", include("annotation.urls")),
 ]

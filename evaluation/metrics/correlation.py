@@ -131,8 +131,9 @@ def correlate(
         xv, yv = np.asarray(list(x), float), np.asarray(list(y), float)
     if len(xv) != len(yv):
         raise ValueError(f"score vectors differ in length: {len(xv)} and {len(yv)}")
-    if len(xv) < 3:
-        raise ValueError(f"a rank correlation needs at least 3 systems, got {len(xv)}")
+    if len(xv) < 2:
+        # Two systems give +1 or -1 (the same order or not), with no p-value and no interval.
+        raise ValueError(f"a rank correlation needs at least 2 systems, got {len(xv)}")
     value, p_value = _coefficient(method, xv, yv)
     low, high = bootstrap_ci(xv, yv, method, resamples=resamples, seed=seed, confidence=confidence)
     return Correlation(method, value, p_value, low, high, len(xv), confidence, resamples)
@@ -160,8 +161,8 @@ def split_half_bound(
     one fewer.
     """
     systems = sorted(ratings)
-    if len(systems) < 3:
-        raise ValueError(f"a rank correlation needs at least 3 systems, got {len(systems)}")
+    if len(systems) < 2:
+        raise ValueError(f"a rank correlation needs at least 2 systems, got {len(systems)}")
     arrays = []
     for system in systems:
         array = np.asarray(ratings[system], float)

@@ -13,7 +13,9 @@ What is compared:
 * CHOSEN accuracy: the system's succeeded evaluation on the campaign's release (every local system
   answers the same questions); RANDOM: its accuracy on each trial, correlated with the human scores
   trial by trial on the trials every RANDOM system finished;
-* correlations use the systems present in both rankings, and need at least 3 of them.
+* correlations use the systems present in both rankings, and need at least 2 of them; with 2 a
+  correlation is +1 or -1 (the same order as the humans or not), without a p-value or interval,
+  and a note says so.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTria
 from evaluation.report import CHOSEN, box_plot_svg, correlation_table, random_trial_correlations
 from evaluation.selectors_campaign import campaign_rated_contexts, campaign_responses
 
-MIN_SYSTEMS = 3  # a rank correlation (and its bootstrap) needs at least three systems
+MIN_SYSTEMS = 2  # two systems: +1 or -1; the p-value and the bootstrap interval need three
 
 
 def campaign_report_refresh(*, campaign: Campaign) -> dict:
@@ -81,6 +83,11 @@ def _compute(campaign: Campaign) -> dict:
         if human:
             notes.append(f"rank correlations need at least {MIN_SYSTEMS} systems with human scores; {len(human)} have")
     else:
+        if len(human) == 2:
+            notes.append(
+                "2 systems with human scores: each correlation is +1 (the same order as the humans) or -1, "
+                "with no p-value or interval; rank 3 or more systems for a meaningful table"
+            )
         chosen_part = _enough({s: v for s, v in chosen.items() if s in in_human}, CHOSEN, notes)
         metric_part = _enough({s: v for s, v in metrics.items() if s in in_human}, "reference-based metrics", notes)
         if trial_accuracies and len(in_human & set(trial_accuracies[0])) >= MIN_SYSTEMS:

@@ -157,7 +157,8 @@ def _generate_pending(generation: Generation, *, progress, batch_size: int, devi
                         context_key=q["key"],
                         context=q["turns"],
                         references=[q["ground_truth"]],
-                        text=response.text,
+                        # a sampled byte-level token can decode to NUL, which PostgreSQL text refuses
+                        text=response.text.replace("\x00", ""),
                         n_tokens=response.n_tokens,
                     )
                     for q, response in zip(batch, responses, strict=True)

@@ -40,6 +40,16 @@ class EchoPlugin:
         cls.calls, cls.fail_on_call, cls.cancel_on_call = [], None, None
 
 
+class NulPlugin:
+    """Says something with a NUL byte in it, as a sampled byte-level token can decode to."""
+
+    def losses(self, contexts, candidates):
+        return [[0.0] * len(c) for c in candidates]
+
+    def generate(self, contexts):
+        return ["fine\x00 thanks" for _ in contexts]
+
+
 class ScoreOnlyPlugin:
     def losses(self, contexts, candidates):
         return [[0.0] * len(c) for c in candidates]

@@ -98,14 +98,19 @@ def test_a_second_run_reuses_evaluations_and_trials(setup):
     assert job.result["random"]["scored"] == 0
 
 
-def test_two_systems_get_a_leaderboard_and_a_note_instead_of_correlations(setup):
+def test_two_systems_get_a_plus_or_minus_one_table_with_a_note(setup):
+    # given a campaign of two local systems, rated by humans
     campaign = rated_campaign(*setup, ["tiny", "shortest"])
     job = run(campaign)
     assert job.status == JobStatus.SUCCEEDED, job.error
     report = campaign.report
     assert all(row["accuracy"] is not None and row["random"] for row in report["leaderboard"])
-    assert report["table"] is None and report["box_plot_svg"] is None
-    assert any("at least 3 systems with human scores; 2 have" in note for note in report["notes"])
+    # then the table and the box plot are there, each correlation +1 or -1, and a note says why
+    chosen = next(row for row in report["table"]["rows"] if row["name"] == "CHOSEN accuracy")
+    assert chosen["spearman"]["value"] in (None, pytest.approx(1), pytest.approx(-1))
+    assert chosen["spearman"]["ci_low"] is None
+    assert "<svg" in report["box_plot_svg"]
+    assert any("2 systems with human scores" in note for note in report["notes"])
 
 
 def test_one_job_at_a_time(setup):

@@ -1,4 +1,5 @@
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -64,9 +65,15 @@ def test_bootstrap_ci_narrows_with_more_systems():
     assert large[1] - large[0] < small[1] - small[0]
 
 
-def test_fewer_than_three_systems_are_refused():
-    with pytest.raises(ValueError, match="at least 3"):
-        correlate([1, 2], [2, 1])
+def test_one_system_is_refused():
+    with pytest.raises(ValueError, match="at least 2"):
+        correlate([1], [2])
+
+
+def test_two_systems_correlate_as_plus_or_minus_one_without_an_interval():
+    same, reversed_ = correlate([1, 2], [3, 5], resamples=100), correlate([1, 2], [5, 3], "kendall", resamples=100)
+    assert same.value == pytest.approx(1) and reversed_.value == pytest.approx(-1)
+    assert math.isnan(same.ci_low) and math.isnan(reversed_.ci_high)
 
 
 def test_unknown_method_is_refused():

@@ -240,6 +240,15 @@ def test_a_plugin_without_generate_cannot_generate(db, chat_dataset):
     assert not Job.objects.exists()
 
 
+def test_a_nul_byte_in_a_response_is_dropped_before_it_is_stored(db, chat_dataset):
+    # given a system whose responses hold a NUL (PostgreSQL's text type refuses it)
+    system_register(name="nul", kind="plugin", plugin=f"{PLUGINS}.NulPlugin")
+    # when it answers the dataset, then the job succeeds and the text keeps everything else
+    generation, job = run(system_name="nul")
+    assert job.status == "succeeded"
+    assert set(texts(generation).values()) == {"fine thanks"}
+
+
 def test_an_external_system_cannot_generate(db, chat_dataset):
     System.objects.create(name="zhao-s2s", kind="external")
     with pytest.raises(UserError, match="external"):
