@@ -1,0 +1,60 @@
+"""Setting a campaign up from names (the command line's way; the admin edits the model directly)."""
+
+from django.db import transaction
+
+from annotation.models import TestSet
+from annotation.services.errors import UserError
+from evaluation.models import Campaign, Generation, System
+from retrieval.models import Repository
+
+
+def campaign_create(
+    *,
+    name: str,
+    testset_name: str | None = None,
+    system_names: list[str] = (),
+    generation_ids: list[int] = (),
+    repository_name: str | None = None,
+    random_trials: int = 100,
+    seed: int = 0,
+    bootstrap_resamples: int = 1000,
+    description: str = "",
+) -> Campaign:
+    """A new campaign; every name must exist (nothing is created when one does not)."""
+    if Campaign.objects.filter(name=name).exists():
+        raise UserError(f"campaign {name!r} exists already")
+    testset = None
+    if testset_name:
+        testset = TestSet.objects.filter(name=testset_name).first()
+        if testset is None:
+            raise UserError(f"no release {testset_name!r}")
+    repository = None
+    if repository_name:
+        repository = Repository.objects.filter(name=repository_name).first()
+        if repository is None:
+            raise UserError(f"no repository {repository_name!r}")
+    systems = list(System.objects.filter(name__in=system_names))
+    missing = sorted(set(system_names) - {s.name for s in systems})
+    if missing:
+        raise UserError(f"no system(s) {', '.join(missing)}")
+    generations = list(Generation.objects.filter(pk__in=generation_ids))
+    unknown = sorted(set(generation_ids) - {g.pk for g in generations})
+    if unknown:
+        raise UserError(f"no generation(s) {', '.join(map(str, unknown))}")
+    if len({g.system_id for g in generations}) != len(generations):
+        raise UserError("one generation per system: two of the given generations belong to the same system")
+    if systems and testset is None:
+        raise UserError("systems are ranked by their accuracy on a release: give the release (--testset)")
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name,
+            description=description,
+            testset=testset,
+            repository=repository,
+            random_trials=random_trials,
+            seed=seed,
+            bootstrap_resamples=bootstrap_resamples,
+        )
+        campaign.systems.set(systems)
+        campaign.generations.set(generations)
+    return campaign

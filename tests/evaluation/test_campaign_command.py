@@ -1,0 +1,80 @@
+"""The campaign command: create a campaign from names, run it here, read the report."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.models import Campaign, RandomTrialResult
+from evaluation.scoring.loading import scorer_cache_clear
+from tests.evaluation.campaign_helpers import build_release, build_repository, rated_generation
+from tests.evaluation.test_campaign_job import HUMAN
+
+
+@pytest.fixture
+def named(db, scored_question):
+    release = build_release(scored_question, questions=4)
+    repository = build_repository()
+    for name, plugin in (("shortest", "ShortestWinsPlugin"), ("longest", "LongestWinsPlugin")):
+        call_command("register_system", name, "--kind", "plugin", "--plugin", f"tests.evaluation.plugins.{plugin}")
+    keys = [f"q{question_id}" for question_id in release.items.values_list("question_id", flat=True)]
+    from evaluation.models import System
+
+    generations = [
+        rated_generation(System.objects.get(name=n), [HUMAN[n]] * len(keys), dataset=release.dataset, keys=keys)
+        for n in ("shortest", "longest")
+    ]
+    yield release, repository, generations
+    scorer_cache_clear()
+
+
+def test_create_then_run_gives_a_report_with_chosen_and_random(named, capsys):
+    release, repository, generations = named
+    # when a campaign is created from names and run here
+    call_command(
+        "campaign",
+        "create",
+        "cli",
+        "--testset",
+        release.name,
+        "--system",
+        "shortest",
+        "--system",
+        "longest",
+        *[f"--generation={g.pk}" for g in generations],
+        "--repository",
+        repository.name,
+        "--random-trials",
+        "3",
+        "--resamples",
+        "50",
+    )
+    call_command("campaign", "run", "cli", "--device", "cpu")
+    # then every system ran every trial and the stored report ranks both systems
+    campaign = Campaign.objects.get(name="cli")
+    assert RandomTrialResult.objects.filter(campaign=campaign).count() == 2 * 3
+    assert {row["system"] for row in campaign.report["leaderboard"]} == {"shortest", "longest"}
+    assert "report ready at /campaigns/cli/" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--testset", "nope"], "no release 'nope'"),
+        (["--system", "ghost"], "no system"),
+        (["--generation", "999999"], "no generation"),
+        (["--repository", "nowhere"], "no repository 'nowhere'"),
+    ],
+)
+def test_an_unknown_name_is_refused_and_nothing_is_created(named, options, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("campaign", "create", "bad", *options)
+    assert not Campaign.objects.filter(name="bad").exists()
+
+
+def test_systems_without_a_release_are_refused(named):
+    with pytest.raises(CommandError, match="give the release"):
+        call_command("campaign", "create", "bad", "--system", "shortest")
+
+
+def test_running_an_unknown_campaign_says_so(db):
+    with pytest.raises(CommandError, match="no campaign 'ghost'"):
+        call_command("campaign", "run", "ghost")
