@@ -199,7 +199,7 @@ def box_plot_svg(
         xs = [p for p, m in zip(positions, METHODS, strict=True) if chosen.get(m) is not None]
         ys = [chosen[m] for m in METHODS if chosen.get(m) is not None]
         ax.scatter(xs, ys, color="tab:red", zorder=3, label="CHOSEN")
-        ax.legend(loc="lower right")
+        ax.legend(loc="best")  # away from the boxes: with few systems they sit at +1 or -1
     ax.set_ylabel("correlation")
     ax.set_title(f"{title}\n(RANDOM: {len(random_correlations)} trials)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)

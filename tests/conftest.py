@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
+from tests.tiny_models import tiny_bart_dir, tiny_gpt2_dir, tiny_tokenizer_dir  # noqa: F401  (session fixtures)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))

@@ -135,6 +135,8 @@ def correlate(
         # Two systems give +1 or -1 (the same order or not), with no p-value and no interval.
         raise ValueError(f"a rank correlation needs at least 2 systems, got {len(xv)}")
     value, p_value = _coefficient(method, xv, yv)
+    if len(xv) < 3:
+        p_value = math.nan  # scipy gives Spearman NaN but Kendall an exact 1.0: neither means anything here
     low, high = bootstrap_ci(xv, yv, method, resamples=resamples, seed=seed, confidence=confidence)
     return Correlation(method, value, p_value, low, high, len(xv), confidence, resamples)
 

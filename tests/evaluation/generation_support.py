@@ -6,7 +6,7 @@ from annotation.services.jobs import job_execute
 from evaluation.models import GeneratedResponse
 from evaluation.services.generations import generation_start
 from evaluation.services.job_handlers import generate
-from tests.evaluation.conftest import TEXTS
+from tests.tiny_models import TEXTS
 
 PLUGINS = "tests.evaluation.generation_support"
 # contexts of 1 to 3 turns, so that the batches mix lengths

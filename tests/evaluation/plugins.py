@@ -76,3 +76,11 @@ class LongestWinsPlugin:
     @classmethod
     def reset(cls) -> None:
         cls.scored, cls.cancel_on_call = [], None
+
+
+class LongestReplyPlugin(LongestWinsPlugin):
+    """Selects the longest candidate (LongestWinsPlugin) and answers every context with a short reply
+    that names its last turn: a plugin system that both scores and generates."""
+
+    def generate(self, contexts):
+        return [f"I see what you mean about {context[-1].rstrip('.?!').lower()}." for context in contexts]

@@ -138,3 +138,9 @@ def test_split_half_counts_the_distinct_halvings_of_four_annotators():
 def test_a_mapping_and_a_sequence_are_not_mixed():
     with pytest.raises(TypeError, match="not one of each"):
         correlate({"a": 1, "b": 2, "c": 3}, [1, 2, 3])
+
+
+def test_two_systems_have_no_p_value_whatever_the_method():
+    # scipy's Kendall gives an exact p of 1.0 for two systems, its Spearman NaN: both are reported as none
+    for method in ("spearman", "kendall"):
+        assert math.isnan(correlate([1, 2], [3, 5], method, resamples=0).p_value)

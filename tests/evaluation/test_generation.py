@@ -14,7 +14,6 @@ from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.generations import generation_start
 from evaluation.services.job_handlers import generate
 from evaluation.services.systems import system_register
-from tests.evaluation.conftest import TEXTS
 from tests.evaluation.generation_support import (
     CONTEXTS,
     PLUGINS,
@@ -23,6 +22,7 @@ from tests.evaluation.generation_support import (
     texts,
 )
 from tests.factories import QuestionFactory
+from tests.tiny_models import TEXTS
 
 
 @pytest.fixture(autouse=True)

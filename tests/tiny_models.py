@@ -1,0 +1,106 @@
+"""Tiny local models (a BPE tokenizer, GPT-2, BART): built once per test session, never downloaded.
+
+The fixtures are registered in tests/conftest.py, so every test directory can use them."""
+
+from pathlib import Path
+
+import pytest
+
+TEXTS = [
+    "Did you book the tickets?",
+    "Not yet, the site was down all morning.",
+    "Can you try again tonight?",
+    "Sure, I will try again after dinner.",
+    "The train leaves at nine o'clock from platform two.",
+    "I would like a cup of coffee, please.",
+    "How much is this jacket?",
+    "It is forty dollars, but it is on sale today.",
+    "What time does the museum open on Sundays?",
+    "My sister is coming to visit next week.",
+    "Let's meet in front of the library at noon.",
+    "I'm sorry, I didn't catch your name.",
+    "The weather is lovely, isn't it?",
+    "Could you help me carry these boxes upstairs?",
+]
+
+SPECIAL = {"pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>"}
+
+
+def train_tokenizer(texts, folder: Path, *, vocab_size: int = 320):
+    """A byte-level BPE trained on ``texts`` with the ``tokenizers`` library, saved as a HF tokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL.values()),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(texts, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL)
+    fast.save_pretrained(folder)
+    return fast
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("tiny-tokenizer")
+    train_tokenizer(TEXTS * 3, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    import torch
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
+    folder = tmp_path_factory.mktemp("tiny-gpt2")
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=96,
+        n_embd=64,
+        n_layer=2,
+        n_head=2,
+        initializer_range=0.2,  # spread-out logits: candidates get clearly different losses
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bart_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    import torch
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
+    folder = tmp_path_factory.mktemp("tiny-bart")
+    torch.manual_seed(0)
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        max_position_embeddings=96,
+        init_std=0.2,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.eos_token_id,
+        forced_eos_token_id=None,
+    )
+    BartForConditionalGeneration(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
