@@ -11,13 +11,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Job, JobKind, TestSet
-from annotation.services.errors import JobCancelled, UserError
+from annotation.services.errors import UserError
 from annotation.services.jobs import JobProgress, job_create
 from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
+from evaluation.services.tracking import run_tracked
 
 
 def evaluation_start(
@@ -71,20 +72,9 @@ def evaluation_run(
     if evaluation is None:
         raise UserError(f"no evaluation #{evaluation_id}")
     system = evaluation.system
-    Evaluation.objects.filter(pk=evaluation.pk).update(
-        status=EvaluationStatus.RUNNING, error="", system_version=system.updated_at
-    )
-    try:
+    with run_tracked(Evaluation, evaluation.pk, system_version=system.updated_at):
         _score_pending(evaluation, progress=progress, batch_questions=batch_questions, device=device)
         summary = evaluation_summary(evaluation=evaluation)
-    except JobCancelled:
-        Evaluation.objects.filter(pk=evaluation.pk).update(status=EvaluationStatus.CANCELLED)
-        raise
-    except Exception as exc:
-        Evaluation.objects.filter(pk=evaluation.pk).update(
-            status=EvaluationStatus.FAILED, error=f"{type(exc).__name__}: {exc}"
-        )
-        raise
     Evaluation.objects.filter(pk=evaluation.pk).update(
         status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
     )

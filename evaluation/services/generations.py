@@ -11,12 +11,13 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from annotation.models import Dataset, Job, JobKind
-from annotation.services.errors import JobCancelled, UserError
+from annotation.services.errors import UserError
 from annotation.services.jobs import JobProgress, job_create
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
 from evaluation.scoring.generate import Decoding, context_seed, generator_for
 from evaluation.selectors import generation_questions, pending_generation_questions, unanswered_questions
+from evaluation.services.tracking import run_tracked
 
 GENERATED_STRATEGIES = (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)
 
@@ -114,20 +115,9 @@ def generation_run(
         raise UserError(f"generation #{generation_id} was imported from {generation.source_file}: nothing to generate")
     system = generation.system
     check_can_generate(system)
-    Generation.objects.filter(pk=generation.pk).update(
-        status=EvaluationStatus.RUNNING, error="", system_version=system.updated_at
-    )
-    try:
+    with run_tracked(Generation, generation.pk, system_version=system.updated_at):
         _generate_pending(generation, progress=progress, batch_size=batch_size, device=device)
         summary = generation_summary(generation=generation)
-    except JobCancelled:
-        Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.CANCELLED)
-        raise
-    except Exception as exc:
-        Generation.objects.filter(pk=generation.pk).update(
-            status=EvaluationStatus.FAILED, error=f"{type(exc).__name__}: {exc}"
-        )
-        raise
     Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.SUCCEEDED, finished_at=timezone.now())
     return summary
 
