@@ -44,7 +44,7 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
     snapshot, _ = QualitySnapshot.objects.update_or_create(
         dataset=dataset, defaults={"data": data, "computed_at": timezone.now()}
     )
-    overall_agreement_refresh()
+    overall_agreement_refresh_soon()
     return snapshot
 
 
@@ -126,6 +126,14 @@ def _histogram_svg(histogram: list[int], *, low: int = 0) -> str:
     plt.close(figure)
     svg = buffer.getvalue()
     return svg[svg.index("<svg") :]
+
+
+def overall_agreement_refresh_soon() -> None:
+    """Recompute the site-wide agreement at most every WELLCHOSEN_OVERALL_AGREEMENT_SECONDS: every
+    dataset's refresh asks for it (one a minute per dataset under annotation), and it reads every
+    score of the site (about 4 s at 36,000 scored items), so one recomputation serves them all."""
+    if cache.add("wellchosen:overall-agreement:fresh", 1, timeout=settings.WELLCHOSEN_OVERALL_AGREEMENT_SECONDS):
+        overall_agreement_refresh()
 
 
 def overall_agreement_refresh() -> dict:

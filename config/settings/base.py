@@ -207,6 +207,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(WELLCHOSEN_DATA_DIR / "celerybeat-schedule")
 # A job whose worker died is taken over by a redelivered message once its heartbeat is
 # older than this (seconds).
 WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
+# The dashboard index's site-wide agreement is recomputed at most this often (it reads every score).
+WELLCHOSEN_OVERALL_AGREEMENT_SECONDS = env_int("WELLCHOSEN_OVERALL_AGREEMENT_SECONDS", 300)
 
 LOGGING = {
     "version": 1,

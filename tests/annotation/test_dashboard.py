@@ -1,4 +1,5 @@
 import re
+import time
 
 import pytest
 from django.urls import reverse
@@ -117,6 +118,30 @@ def test_dashboard_index_shows_the_overall_agreement_of_the_last_refresh(admin_c
     assert re.search(
         r'id="overall">All datasets: Krippendorff.s α n/a over 4 items; .* over the 4 items with 3 raters', html
     )
+
+
+def test_the_site_wide_agreement_is_recomputed_at_most_once_per_interval(dataset, monkeypatch):
+    from annotation.services import quality
+
+    # given a dataset refreshed twice within the interval
+    calls = []
+    monkeypatch.setattr(quality, "overall_agreement_refresh", lambda: calls.append(1))
+    quality_refresh(dataset=dataset)
+    quality_refresh(dataset=dataset)
+    # then the site-wide agreement (every score of the site) was computed once
+    assert len(calls) == 1
+
+
+def test_the_site_wide_agreement_is_recomputed_after_the_interval(dataset, monkeypatch, settings):
+    from annotation.services import quality
+
+    settings.WELLCHOSEN_OVERALL_AGREEMENT_SECONDS = 1
+    calls = []
+    monkeypatch.setattr(quality, "overall_agreement_refresh", lambda: calls.append(1))
+    quality_refresh(dataset=dataset)
+    time.sleep(1.1)  # the interval passes
+    quality_refresh(dataset=dataset)
+    assert len(calls) == 2
 
 
 def test_dashboard_index_does_not_compute_agreement_per_request(admin_client, dataset, django_assert_max_num_queries):
