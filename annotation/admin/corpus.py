@@ -37,6 +37,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            readonly.append("task")  # its questions and scores are of that task: it cannot change later
         if obj is not None and obj.is_rating:
             readonly.append("adaptive_stopping_applied")
         return readonly

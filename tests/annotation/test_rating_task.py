@@ -265,6 +265,27 @@ def test_the_admin_shows_adaptive_stopping_off_and_keeps_it_off(admin_client, db
     assert dataset.adaptive_stopping is False
 
 
+def test_the_task_of_an_existing_dataset_cannot_be_changed_in_the_admin(admin_client, db):
+    # given a rating dataset, when a researcher posts its change form with another task
+    dataset = rating_dataset()
+    url = reverse("admin:annotation_dataset_change", args=[dataset.pk])
+    assert 'name="task"' not in admin_client.get(url).content.decode()
+    form = {
+        "name": dataset.name,
+        "description": "",
+        "annotators_per_item": 3,
+        "context_turns": 3,
+        "lease_minutes": 30,
+        "attention_check_rate": 0,
+        "error_labels": "[]",
+        "task": DatasetTask.SELECT,
+    }
+    admin_client.post(url, form)
+    # then it is still a rating dataset
+    dataset.refresh_from_db()
+    assert dataset.task == DatasetTask.RATE
+
+
 @pytest.mark.parametrize("view", ["preview", "build", "pools"])
 def test_the_admin_test_set_tools_refuse_a_rating_dataset(admin_client, db, view):
     dataset = rating_dataset()
