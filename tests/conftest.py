@@ -21,6 +21,24 @@ def empty_cache():
     cache.clear()
 
 
+@pytest.fixture
+def sent_tasks(monkeypatch) -> list[tuple[str, str, list]]:
+    """Where each job's Celery task is sent: ``(task path, queue, args)``, instead of a broker."""
+    from annotation.services import jobs
+
+    sent = []
+
+    class Task:
+        def __init__(self, path):
+            self.path = path
+
+        def apply_async(self, *, args, queue):
+            sent.append((self.path, queue, args))
+
+    monkeypatch.setattr(jobs, "import_string", Task)
+    return sent
+
+
 @pytest.fixture(autouse=True)
 def data_dir(settings, tmp_path) -> Path:
     """Every test gets its own data directory (uploads, search indexes, embeddings)."""

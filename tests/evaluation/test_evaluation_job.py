@@ -6,7 +6,6 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Candidate, Job, JobStatus, Score, TestSetQuestion
-from annotation.services import jobs
 from annotation.services.jobs import job_execute
 from annotation.services.testset_build import testset_build
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
@@ -148,25 +147,15 @@ def test_results_of_an_edited_system_are_discarded(release, scripted):
 
 
 def test_evaluation_jobs_go_to_the_gpu_queue(
-    release, scripted, settings, monkeypatch, django_capture_on_commit_callbacks
+    release, scripted, settings, sent_tasks, django_capture_on_commit_callbacks
 ):
-    # given a task stand-in that records where each job is sent
-    sent = []
-
-    class Task:
-        def __init__(self, path):
-            self.path = path
-
-        def apply_async(self, *, args, queue):
-            sent.append((self.path, queue, args))
-
-    monkeypatch.setattr(jobs, "import_string", Task)
+    # given a GPU queue of its own name (sent_tasks records where each job is sent)
     settings.WELLCHOSEN_GPU_QUEUE = "gpu-big"
     # when an evaluation is started
     with django_capture_on_commit_callbacks(execute=True):
         _, job = evaluation_start(testset_name="r1", system_name="scripted")
     # then its job is sent to the GPU queue once the transaction commits
-    assert sent == [("evaluation.tasks.evaluate_job", "gpu-big", [job.pk])]
+    assert sent_tasks == [("evaluation.tasks.evaluate_job", "gpu-big", [job.pk])]
 
 
 def test_the_celery_task_runs_the_evaluation(release, scripted, django_capture_on_commit_callbacks):

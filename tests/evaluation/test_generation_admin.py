@@ -7,7 +7,6 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Job
-from annotation.services import jobs
 from evaluation.models import EvaluationStatus, GeneratedResponse, Generation
 from evaluation.services.generations import generation_start
 from evaluation.services.systems import system_register
@@ -40,25 +39,15 @@ def test_the_command_reports_bad_input(db):
 
 
 def test_generation_jobs_go_to_the_gpu_queue(
-    echo_system, chat_dataset, settings, monkeypatch, django_capture_on_commit_callbacks
+    echo_system, chat_dataset, settings, sent_tasks, django_capture_on_commit_callbacks
 ):
-    # given a task stand-in that records where each job is sent
-    sent = []
-
-    class Task:
-        def __init__(self, path):
-            self.path = path
-
-        def apply_async(self, *, args, queue):
-            sent.append((self.path, queue, args))
-
-    monkeypatch.setattr(jobs, "import_string", Task)
+    # given a GPU queue of its own name (sent_tasks records where each job is sent)
     settings.WELLCHOSEN_GPU_QUEUE = "gpu-big"
     # when a generation is started
     with django_capture_on_commit_callbacks(execute=True):
         _, job = generation_start(system_name="echo", dataset_name="chat")
     # then its job is sent to the GPU queue once the transaction commits
-    assert sent == [("evaluation.tasks.generate_job", "gpu-big", [job.pk])]
+    assert sent_tasks == [("evaluation.tasks.generate_job", "gpu-big", [job.pk])]
 
 
 # -- admin -------------------------------------------------------------------------------------

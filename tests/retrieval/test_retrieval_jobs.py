@@ -75,25 +75,18 @@ def test_index_action_on_repositories(admin_client, demo, django_capture_on_comm
     assert set(job.result) == {"lexical", "dense"} and job.result["dense"]["faiss"] == "SQfp16"
 
 
-def test_jobs_that_want_a_gpu_go_to_the_gpu_queue(db, settings, monkeypatch, django_capture_on_commit_callbacks):
-    # given a task stand-in that records where each job is sent
-    sent = []
-
-    class Task:
-        def __init__(self, path):
-            self.path = path
-
-        def apply_async(self, *, args, queue):
-            sent.append((self.path, queue))
-
-    monkeypatch.setattr(jobs, "import_string", Task)
+def test_jobs_that_want_a_gpu_go_to_the_gpu_queue(db, settings, sent_tasks, django_capture_on_commit_callbacks):
+    # given the GPU queue (sent_tasks records where each job is sent)
     settings.WELLCHOSEN_GPU_QUEUE = "gpu"
     # when a pool job and an import job are created
     with django_capture_on_commit_callbacks(execute=True):
         jobs.job_create(kind=JobKind.BUILD_POOLS, params={})
         jobs.job_create(kind=JobKind.IMPORT_SCORES, params={})
     # then encoding work goes to the GPU queue and the rest to the default queue
-    assert sent == [("retrieval.tasks.build_pools_job", "gpu"), ("annotation.tasks.import_scores_job", "default")]
+    assert [(path, queue) for path, queue, _ in sent_tasks] == [
+        ("retrieval.tasks.build_pools_job", "gpu"),
+        ("annotation.tasks.import_scores_job", "default"),
+    ]
 
 
 @pytest.mark.parametrize("name", ["repository", "utterance", "retrievalindex", "questionretrieval"])
