@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import JobStatus
 from annotation.services.errors import UserError
-from annotation.services.jobs import job_execute
+from annotation.services.job_commands import job_execute_here
 from evaluation.models import Campaign
 from evaluation.services.campaign_setup import campaign_create
 from evaluation.services.campaigns import campaign_start
@@ -58,8 +57,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"campaign {campaign.name}: job #{job.pk} sent to the workers")
             return
-        job_execute(job_id=job.pk, handler=campaign_handler)
-        job.refresh_from_db()
-        if job.status != JobStatus.SUCCEEDED:
-            raise CommandError(f"job #{job.pk} {job.status}: {job.error}")
+        job = job_execute_here(job=job, handler=campaign_handler)
         self.stdout.write(f"campaign {campaign.name}: report ready at /campaigns/{campaign.name}/")

@@ -1,9 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import JobStatus
 from annotation.services.errors import UserError
-from annotation.services.job_commands import format_report
-from annotation.services.jobs import job_execute
+from annotation.services.job_commands import format_report, job_execute_here
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.job_handlers import evaluate
 
@@ -35,8 +33,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"evaluation #{evaluation.pk}: job #{job.pk} sent to the workers")
             return
-        job_execute(job_id=job.pk, handler=evaluate)
-        job.refresh_from_db()
-        if job.status != JobStatus.SUCCEEDED:
-            raise CommandError(f"job #{job.pk} {job.status}: {job.error}")
+        job = job_execute_here(job=job, handler=evaluate)
         self.stdout.write(format_report(job.result))

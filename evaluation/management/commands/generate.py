@@ -1,9 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import JobStatus
 from annotation.services.errors import UserError
-from annotation.services.job_commands import format_report
-from annotation.services.jobs import job_execute
+from annotation.services.job_commands import format_report, job_execute_here
 from evaluation.services.generations import generation_start, generation_summary
 from evaluation.services.job_handlers import generate
 
@@ -50,8 +48,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"generation #{generation.pk}: job #{job.pk} sent to the workers")
             return
-        job_execute(job_id=job.pk, handler=generate)
-        job.refresh_from_db()
-        if job.status != JobStatus.SUCCEEDED:
-            raise CommandError(f"job #{job.pk} {job.status}: {job.error}")
+        job = job_execute_here(job=job, handler=generate)
         self.stdout.write(format_report(job.result))
