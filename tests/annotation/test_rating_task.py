@@ -235,6 +235,7 @@ def test_the_dashboard_shows_adaptive_stopping_off_and_no_test_set_yield(admin_c
     assert "Adaptive stopping is off" in html and "Rating generated responses 1–5" in html
     assert "Test set yield" not in html and "Build a test set" not in html
     assert 'id="rating-note"' in html
+    assert "Fleiss' κ, 5 categories (1–5)" in html  # 0 is never given: kappa over the five used
 
 
 def test_the_dashboard_of_a_selection_dataset_is_unchanged(admin_client, db):
@@ -243,6 +244,7 @@ def test_the_dashboard_of_a_selection_dataset_is_unchanged(admin_client, db):
     html = admin_client.get(reverse("dashboard-dataset", args=[dataset.name])).content.decode()
     assert "Adaptive stopping is on" in html and "Test set yield" in html and "Build a test set" in html
     assert 'id="rating-note"' not in html and 'id="adaptive-saved"' not in html
+    assert "Fleiss' κ, 6 categories (0–5)" in html
 
 
 def test_the_admin_shows_adaptive_stopping_off_and_keeps_it_off(admin_client, db):
