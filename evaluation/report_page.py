@@ -1,9 +1,11 @@
-"""The campaign report page from the cached report JSON: shared by the dashboard view and ``report --format html``.
+"""The campaign report page from the cached report JSON: shared by the report page and ``report --format html``.
 
 Only formatting happens here (no statistics): the page costs one query whatever the campaign's size.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
@@ -54,5 +56,5 @@ def report_context(campaign: Campaign) -> dict:
 def report_html(campaign: Campaign) -> str:
     """The report as one self-contained HTML file (inline CSS and SVG)."""
     css_path = finders.find("css/app.css")
-    css = open(css_path, encoding="utf-8").read() if css_path else ""
+    css = Path(css_path).read_text(encoding="utf-8") if css_path else ""
     return render_to_string("campaigns/standalone.html", {**report_context(campaign), "css": css})

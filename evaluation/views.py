@@ -1,4 +1,4 @@
-"""Campaign report pages (staff only), under the dashboard: the cached report, never recomputed per request."""
+"""Campaign report pages (staff only, under /campaigns/): the cached report, never recomputed per request."""
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
