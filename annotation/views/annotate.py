@@ -162,16 +162,11 @@ def annotate_pause(request: HttpRequest) -> HttpResponse:
 
 
 def _answers(request: HttpRequest, assignment: Assignment) -> tuple[dict[str, Answer], dict[str, dict]]:
-    answers, given = {}, {}
-    for item in assignment.items:
-        key = item["key"]
-        raw = request.POST.get(f"score-{key}", "")
-        labels = request.POST.getlist(f"labels-{key}")
-        given[key] = {"value": raw, "labels": labels}
-        if raw != "":
-            value = _int(raw)
-            answers[key] = Answer(value if value is not None else -1, labels)
-    return answers, given
+    """The answers for the unit's own responses, and what was entered for each (to show it again)."""
+    post = request.POST
+    keys = [item["key"] for item in assignment.items]
+    given = {k: {"value": post.get(f"score-{k}", ""), "labels": post.getlist(f"labels-{k}")} for k in keys}
+    return {key: answer for key, answer in _posted_answers(request).items() if key in given}, given
 
 
 def _posted_answers(request: HttpRequest) -> dict[str, Answer]:
