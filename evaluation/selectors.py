@@ -3,7 +3,7 @@
 import re
 from collections import defaultdict
 
-from annotation.models import DatasetTask, Question, Score, TestSetCandidate, TestSetQuestion, Turn
+from annotation.models import Context, DatasetTask, Question, Score, TestSetCandidate, TestSetQuestion, Turn
 from evaluation.human import system_human_scores
 from evaluation.models import (
     CandidateResult,
@@ -15,6 +15,19 @@ from evaluation.models import (
 )
 
 
+def context_turns(*, context_ids) -> defaultdict[int, list[str]]:
+    """Turn texts per context, oldest first, in one query. ``context_ids``: ids, or a ``values()``
+    subquery (which keeps a long id list out of SQLite's limit on query parameters)."""
+    turns: defaultdict[int, list[str]] = defaultdict(list)
+    for context_id, text in (
+        Turn.objects.filter(context_id__in=context_ids)
+        .order_by("context_id", "position")
+        .values_list("context_id", "text")
+    ):
+        turns[context_id].append(text)
+    return turns
+
+
 def pending_items(*, evaluation: Evaluation):
     """Questions of the evaluation's release that have no result yet, in release order."""
     done = QuestionResult.objects.filter(evaluation=evaluation).values("item_id")
@@ -24,14 +37,7 @@ def pending_items(*, evaluation: Evaluation):
 def items_with_texts(*, item_ids: list[int]) -> list[dict]:
     """Per release question: its context turns and its candidates in release order."""
     items = list(TestSetQuestion.objects.filter(id__in=item_ids).values("id", "position", "question__context_id"))
-    context_ids = {i["question__context_id"] for i in items}
-    turns: dict[int, list[str]] = defaultdict(list)
-    for context_id, text in (
-        Turn.objects.filter(context_id__in=context_ids)
-        .order_by("context_id", "position")
-        .values_list("context_id", "text")
-    ):
-        turns[context_id].append(text)
+    turns = context_turns(context_ids={i["question__context_id"] for i in items})
     candidates: dict[int, list[dict]] = defaultdict(list)
     for row in (
         TestSetCandidate.objects.filter(item_id__in=item_ids)
@@ -156,12 +162,7 @@ def pending_generation_questions(*, generation: Generation) -> list[dict]:
     questions = list(
         unanswered_questions(generation=generation).order_by("id").values("id", "context_id", "ground_truth")
     )
-    turns: dict[int, list[str]] = defaultdict(list)
-    if questions:  # the dataset's turns in one query (no IN list: SQLite limits query parameters)
-        for context_id, text in (
-            Turn.objects.filter(context__dataset_id=generation.dataset_id)
-            .order_by("context_id", "position")
-            .values_list("context_id", "text")
-        ):
-            turns[context_id].append(text)
+    if not questions:
+        return []
+    turns = context_turns(context_ids=Context.objects.filter(dataset_id=generation.dataset_id).values("id"))
     return [{**q, "key": f"q{q['id']}", "turns": turns[q["context_id"]]} for q in questions]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from annotation.models import TestSetCandidate, TestSetQuestion, Turn
+from annotation.models import TestSetCandidate, TestSetQuestion
 from evaluation.baselines import Question
 from evaluation.models import Campaign, GeneratedResponse
-from evaluation.selectors import human_ratings
+from evaluation.selectors import context_turns, human_ratings
 from retrieval.models import Repository, Utterance
 
 
@@ -101,13 +101,7 @@ def campaign_responses(*, campaign: Campaign) -> dict[str, dict[str, tuple[str, 
 def testset_trial_questions(*, testset) -> list[Question]:
     """The release's questions (context turns and ground truth) in release order, for RANDOM trials."""
     items = TestSetQuestion.objects.filter(testset=testset)
-    turns: dict[int, list[str]] = defaultdict(list)
-    for context_id, text in (
-        Turn.objects.filter(context_id__in=items.values("question__context_id"))
-        .order_by("context_id", "position")
-        .values_list("context_id", "text")
-    ):
-        turns[context_id].append(text)
+    turns = context_turns(context_ids=items.values("question__context_id"))
     truth = dict(
         TestSetCandidate.objects.filter(item__testset=testset, is_ground_truth=True).values_list(
             "item_id", "candidate__text"

@@ -26,6 +26,7 @@ from annotation.models import (
 from annotation.services.errors import UserError
 from annotation.text import clean_text, text_hash
 from evaluation.models import GeneratedResponse, Generation
+from evaluation.selectors import context_turns
 
 
 @dataclass
@@ -112,7 +113,10 @@ def _context_groups(ids: list[int]) -> list[_ContextGroup]:
         )
     position = {gid: i for i, gid in enumerate(ids)}
     responses.sort(key=lambda r: (position[r["generation_id"]], r["id"]))
-    question_turns = _question_turns({r["question__context_id"] for r in responses if not r["context"]})
+    # turns of the questions answered, for responses stored without their context
+    question_turns = context_turns(
+        context_ids={r["question__context_id"] for r in responses if not r["context"]} - {None}
+    )
     groups: dict[str, _ContextGroup] = {}
     for r in responses:
         turns = _turns(r, question_turns)
@@ -131,19 +135,6 @@ def _context_groups(ids: list[int]) -> list[_ContextGroup]:
             )
         group.responses.append(r)
     return list(groups.values())
-
-
-def _question_turns(context_ids: set) -> dict[int, list[str]]:
-    """Turns of the contexts of the questions answered, for responses stored without their context."""
-    turns: dict[int, list[str]] = {}
-    context_ids.discard(None)
-    for context_id, text in (
-        Turn.objects.filter(context_id__in=context_ids)
-        .order_by("context_id", "position")
-        .values_list("context_id", "text")
-    ):
-        turns.setdefault(context_id, []).append(text)
-    return turns
 
 
 def _turns(response: dict, question_turns: dict[int, list[str]]) -> list[str]:
