@@ -35,6 +35,7 @@ import torch  # noqa: E402
 
 from evaluation.scoring.base import CandidateScore, ContextTemplate, select  # noqa: E402
 from evaluation.scoring.lm import LMScorer  # noqa: E402
+from evaluation.scoring.packed import packed_length  # noqa: E402
 
 SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PRESETS = {
@@ -136,7 +137,15 @@ def sync(device: str) -> None:
 def run_ours(scorer: LMScorer, questions, device: str, repeat: int) -> tuple[list[list[CandidateScore]], float, dict]:
     contexts = [scorer.render(q[0]) for q in questions]
     encoded = scorer.encode(contexts, [q[1] for q in questions])
-    scorer.score_encoded(encoded[:16])  # warm-up
+    # warm-up, as a worker's first batches: a batch of several questions and one of a single
+    # question (a compiled body compiles both shapes once; an eager one just warms up)
+    start = time.perf_counter()
+    scorer.score_encoded(encoded[:16])
+    scorer.score_encoded(encoded[:1])
+    warm_up = time.perf_counter() - start
+    if scorer.body is not None:
+        failed = f" (compilation FAILED, eager mode: {scorer.body.failed})" if scorer.body.failed else ""
+        print(f"ours: torch.compile'd body, compiled during the warm-up in {warm_up:.1f} s{failed}")
     times = []
     for _ in range(repeat):
         sync(device)
@@ -150,7 +159,14 @@ def run_ours(scorer: LMScorer, questions, device: str, repeat: int) -> tuple[lis
     context_tokens = sum(len(e.context) for e in encoded)
     candidate_tokens = sum(len(c) for e in encoded for c in e.candidates)
     naive_tokens = sum(len(e.context) * len(e.candidates) for e in encoded) + candidate_tokens
-    counts = {"context_tokens": context_tokens, "candidate_tokens": candidate_tokens, "naive_tokens": naive_tokens}
+    # the packed path feeds each context once and each candidate but its last token
+    fed_tokens = sum(packed_length(e) for e in encoded)
+    counts = {
+        "context_tokens": context_tokens,
+        "candidate_tokens": candidate_tokens,
+        "naive_tokens": naive_tokens,
+        "fed_tokens": fed_tokens,
+    }
     return scores, seconds, counts
 
 
@@ -220,6 +236,9 @@ def main() -> None:
     )
     parser.add_argument("--strategy", default="packed", choices=["packed", "kv-cache"], help="our causal fast path")
     parser.add_argument("--rounds", type=int, default=5, help="alternating ours / lm-eval rounds")
+    parser.add_argument(
+        "--compile", action="store_true", help="our packed path with a torch.compile'd body (a system's compile_model)"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="time our path this many times (the fastest counts)")
     args = parser.parse_args()
     if not (SHARED / "dailydialog").is_dir():
@@ -264,12 +283,16 @@ def main() -> None:
         max_candidate_tokens=128,
         batch_tokens=budget,
         strategy=args.strategy,
+        compile_model=args.compile,
         max_questions_per_batch=1024 if args.device.startswith("cuda") else 256,
     )
     scores, ours_s, counts = run_ours(scorer, questions, args.device, args.repeat)
     n_cands = sum(len(q[1]) for q in questions)
     processed = counts["context_tokens"] + counts["candidate_tokens"]
-    print(f"\nours ({args.strategy} fast path, {budget} tokens per batch):")
+    if args.strategy == "packed":
+        processed = counts["fed_tokens"]
+    compiled = ", torch.compile'd body" if scorer.body is not None else ", eager"
+    print(f"\nours ({args.strategy} fast path{compiled}, {budget} tokens per batch):")
     print(
         f"ours: {ours_s:.2f} s, {len(questions) / ours_s:.1f} questions/s, {n_cands / ours_s:.1f} candidates/s, "
         f"{processed / ours_s:,.0f} tokens/s processed ({counts['naive_tokens'] / ours_s:,.0f} tokens/s "

@@ -47,6 +47,11 @@ class System(models.Model):
     eos_after_candidate = models.BooleanField(
         default=False, help_text="Score the end-of-sequence token after each candidate (end of turn)."
     )
+    compile_model = models.BooleanField(
+        default=False,
+        help_text="Score with a torch.compile'd model (causal LMs): the first batches compile (tens of seconds, "
+        "once per worker), then the scoring runs about 25 % faster on a CPU. Falls back to eager mode on failure.",
+    )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

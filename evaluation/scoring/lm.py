@@ -51,6 +51,7 @@ class LMScorer:
         max_questions_per_batch: int = 256,
         context_budget: int | None = None,
         strategy: str = "packed",
+        compile_model: bool = False,
     ) -> None:
         if kind not in ("causal", "seq2seq"):
             raise ValueError(f"LMScorer scores causal or seq2seq models, not {kind!r}")
@@ -58,6 +59,12 @@ class LMScorer:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
         self.strategy = strategy
         self.model = model.eval()
+        # torch.compile'd body for the packed causal path (see compiled.py); None: eager
+        self.body = None
+        if compile_model and kind == "causal" and strategy == "packed":
+            from .compiled import CompiledBody
+
+            self.body = CompiledBody(model.base_model, name=getattr(model.config, "_name_or_path", "") or "")
         self.tokenizer = tokenizer
         self.kind = kind
         self.template = template
@@ -142,7 +149,7 @@ class LMScorer:
         results: list[list[CandidateScore] | None] = [None] * len(questions)
         if self.kind == "causal" and self.strategy == "packed":
             for batch in packed_batches(questions, batch_tokens=self.batch_tokens):
-                scores = packed_scores(self.model, [questions[i] for i in batch], pad_id=self.pad_id)
+                scores = packed_scores(self.model, [questions[i] for i in batch], pad_id=self.pad_id, body=self.body)
                 for index, question in zip(batch, scores, strict=True):
                     results[index] = [_score(total, n) for total, n in question]
             return results  # type: ignore[return-value]

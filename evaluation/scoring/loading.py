@@ -96,4 +96,5 @@ def _build(system, *, device: str | None):
         max_candidate_tokens=system.max_candidate_tokens,
         eos_after_candidate=system.eos_after_candidate,
         batch_tokens=32768 if model.device.type == "cuda" else 2048,
+        compile_model=system.compile_model,
     )

@@ -4,8 +4,9 @@ A 4-D attention mask lets every candidate token see the context and the earlier 
 candidate only, and position ids restart after the context for each candidate, so each candidate
 is scored exactly as if it followed the context alone. The context is encoded once and shared
 by all of the question's candidates without copying a KV cache, and only the real tokens of a
-row are computed (rows are sorted by packed length, so padding stays small). The output head and
-a float32 log-softmax run only where a candidate token is predicted.
+row are computed (rows are sorted by packed length, so padding stays small). A candidate's last
+token predicts nothing, so it is not fed. The output head and a float32 log-softmax run only
+where a candidate token is predicted.
 """
 
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ _CONTEXT, _PAD = -1, -2
 
 def packed_batches(questions: Sequence, *, batch_tokens: int) -> list[list[int]]:
     """Question indices sorted by packed length (longest first), cut at ``rows x width <= batch_tokens``."""
-    lengths = [len(q.context) + sum(map(len, q.candidates)) for q in questions]
+    lengths = [packed_length(q) for q in questions]
     order = sorted(range(len(questions)), key=lambda i: lengths[i], reverse=True)
     batches: list[list[int]] = []
     for i in order:
@@ -28,11 +29,20 @@ def packed_batches(questions: Sequence, *, batch_tokens: int) -> list[list[int]]
     return batches
 
 
-def packed_scores(model, questions: Sequence, *, pad_id: int) -> list[list[tuple[float, int]]]:
-    """Per question and candidate: (summed log-probability, number of tokens)."""
+def packed_length(question) -> int:
+    """Tokens in a question's row: the context, then each candidate but its last token."""
+    return len(question.context) + sum(len(c) - 1 for c in question.candidates)
+
+
+def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list[list[tuple[float, int]]]:
+    """Per question and candidate: (summed log-probability, number of tokens).
+
+    ``body`` runs the transformer without its head (default ``model.base_model``; a compiled
+    copy of it can be passed instead)."""
+    body = body or model.base_model
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
-    width = max(len(q.context) + sum(map(len, q.candidates)) for q in questions)
+    width = max(packed_length(q) for q in questions)
     ids = torch.full((len(questions), width), pad_id, dtype=torch.long)
     positions = torch.zeros((len(questions), width), dtype=torch.long)
     segments = torch.full((len(questions), width), _PAD, dtype=torch.long)
@@ -45,22 +55,22 @@ def packed_scores(model, questions: Sequence, *, pad_id: int) -> list[list[tuple
         segments[r, :c] = _CONTEXT
         offset = c
         for k, candidate in enumerate(q.candidates):
-            m = len(candidate)
-            ids[r, offset : offset + m] = torch.tensor(candidate)
-            positions[r, offset : offset + m] = torch.arange(c, c + m)
-            segments[r, offset : offset + m] = k
+            m = len(candidate)  # fed: its first m - 1 tokens
+            ids[r, offset : offset + m - 1] = torch.tensor(candidate[:-1])
+            positions[r, offset : offset + m - 1] = torch.arange(c, c + m - 1)
+            segments[r, offset : offset + m - 1] = k
             # token j is predicted at the context's last token (j = 0) or at token j - 1
             rows.extend([r] * m)
             predictors.extend([c - 1, *range(offset, offset + m - 1)])
             targets.extend(candidate)
             owners.extend([n] * m)
-            offset += m
+            offset += m - 1
             n += 1
     seg_q, seg_k = segments[:, :, None], segments[:, None, :]
     causal = torch.ones((width, width), dtype=torch.bool).tril()
     allowed = causal & ((seg_k == _CONTEXT) | (seg_k == seg_q))  # padding rows see the context: never empty
     mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
-    hidden = model.base_model(
+    hidden = body(
         input_ids=ids.to(device),
         attention_mask=mask.to(device),
         position_ids=positions.to(device),

@@ -23,6 +23,7 @@ def system_register(
     turn_separator: str = "\n",
     speaker_tags: bool = False,
     eos_after_candidate: bool = False,
+    compile_model: bool = False,
     description: str = "",
 ) -> System:
     """Create or update the system ``name``. Paths must be local directories with a model config."""
@@ -32,6 +33,8 @@ def system_register(
         raise UserError(f"kind must be one of {', '.join(SystemKind.values)}, not {kind!r}")
     if dtype not in SystemDtype.values:
         raise UserError(f"dtype must be one of {', '.join(SystemDtype.values)}, not {dtype!r}")
+    if compile_model and kind != SystemKind.CAUSAL:
+        raise UserError(f"compiling applies to causal systems (their packed scoring path), not to a {kind} system")
     if kind == SystemKind.PLUGIN:
         if not plugin:
             raise UserError("a plugin system needs --plugin (dotted path of a class with losses())")
@@ -61,6 +64,7 @@ def system_register(
         "turn_separator": turn_separator,
         "speaker_tags": speaker_tags,
         "eos_after_candidate": eos_after_candidate,
+        "compile_model": compile_model,
         "description": description,
     }
     system = System.objects.filter(name=name).first() or System(name=name)

@@ -176,3 +176,43 @@ def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, tiny_toke
     )
     # then both paths agree
     assert_same(scorer.score(CONTEXTS, CANDIDATES), scorer.score(CONTEXTS, CANDIDATES, naive=True))
+
+
+def test_packed_path_scores_one_token_candidates_from_the_context_alone(tiny_gpt2_dir):
+    # given candidates cut to one token: the packed row feeds the context and nothing of them
+    scorer = make_scorer(tiny_gpt2_dir, "causal", max_candidate_tokens=1)
+    encoded = scorer.encode([scorer.render(c) for c in CONTEXTS], CANDIDATES)
+    assert all(len(c) == 1 for q in encoded for c in q.candidates)
+    # when both paths score them, then they agree
+    assert_same(scorer.score_encoded(encoded), scorer.score_encoded(encoded, naive=True))
+
+
+@pytest.mark.slow
+def test_compiled_packed_path_equals_naive_path(tiny_gpt2_dir):
+    # given a scorer whose body is torch.compile'd (inductor compiles it on the first batch)
+    scorer = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=256, compile_model=True)
+    # when it scores questions of varied lengths, in batches of several widths
+    fast = scorer.score(CONTEXTS, CANDIDATES)
+    # then it really ran compiled, and its losses are the naive path's within 1e-4
+    assert scorer.body is not None and scorer.body.failed == ""
+    assert_same(fast, scorer.score(CONTEXTS, CANDIDATES, naive=True))
+
+
+def test_a_body_that_fails_to_compile_falls_back_to_eager_mode(tiny_gpt2_dir, monkeypatch, caplog):
+    # given torch.compile returning a function that fails, as inductor does without a C++ compiler
+    import torch
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("InductorError: no C++ compiler found")
+
+    monkeypatch.setattr(torch, "compile", lambda module, **options: broken)
+    scorer = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=64, compile_model=True)
+    # when it scores, in several batches
+    with caplog.at_level("WARNING", logger="evaluation.scoring.compiled"):
+        fast = scorer.score(CONTEXTS, CANDIDATES)
+    # then the eager body gives the numbers, and the failure is said once
+    assert_same(fast, scorer.score(CONTEXTS, CANDIDATES, naive=True))
+    assert scorer.body.failed == "RuntimeError: InductorError: no C++ compiler found"
+    warnings = [r.getMessage() for r in caplog.records if "torch.compile failed" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].endswith("scoring in eager mode (RuntimeError: InductorError: no C++ compiler found)")

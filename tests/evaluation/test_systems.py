@@ -81,3 +81,21 @@ def test_admin_starts_an_evaluation_job(admin_client, scored_question, django_ca
     page = admin_client.get(reverse("admin:evaluation_evaluation_changelist")).content.decode()
     assert f"{evaluation.summary['accuracy']:.3f}" in page
     assert admin_client.get(reverse("admin:evaluation_system_changelist")).status_code == 200
+
+
+def test_a_system_registered_with_compile_is_scored_by_a_compiled_body(db, tiny_gpt2_dir):
+    from evaluation.scoring.loading import scorer_cache_clear, scorer_for
+
+    # when a causal system is registered with --compile
+    call_command("register_system", "fast", "--kind", "causal", "--checkpoint", str(tiny_gpt2_dir), "--compile")
+    # then it keeps the choice, and its scorer runs the packed path through a compiled body
+    system = System.objects.get(name="fast")
+    assert system.compile_model is True
+    scorer_cache_clear()
+    assert scorer_for(system, device="cpu").body is not None
+    scorer_cache_clear()
+
+
+def test_compiling_is_refused_for_a_system_that_is_not_causal(db, tiny_bart_dir):
+    with pytest.raises(UserError, match="compiling applies to causal systems"):
+        system_register(name="bart", kind="seq2seq", checkpoint=str(tiny_bart_dir), compile_model=True)

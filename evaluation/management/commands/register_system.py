@@ -22,6 +22,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--speaker-tags", action="store_true", help='prefix turns with "A: " / "B: "')
         parser.add_argument("--eos-after-candidate", action="store_true", help="score the EOS token after a candidate")
+        parser.add_argument(
+            "--compile",
+            action="store_true",
+            help="score with a torch.compile'd model (causal; compiled once per worker)",
+        )
         parser.add_argument("--description", default="")
 
     def handle(self, *args, **o):
@@ -38,6 +43,7 @@ class Command(BaseCommand):
                 turn_separator=o["separator"].replace("\\n", "\n").replace("\\t", "\t"),
                 speaker_tags=o["speaker_tags"],
                 eos_after_candidate=o["eos_after_candidate"],
+                compile_model=o["compile"],
                 description=o["description"],
             )
         except UserError as exc:
