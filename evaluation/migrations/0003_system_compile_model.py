@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='system',
             name='compile_model',
-            field=models.BooleanField(default=False, help_text="Score with a torch.compile'd model (causal LMs): the first batches compile (tens of seconds, once per worker), then the scoring runs about 25 % faster on a CPU. Falls back to eager mode on failure."),
+            field=models.BooleanField(default=False, help_text="Score with a torch.compile'd model (causal LMs): the first batches compile (tens of seconds, once per worker), then the scoring runs 10-20 % faster on a CPU, 1.7x on a GPU (bf16). Falls back to eager mode on failure."),
         ),
     ]
