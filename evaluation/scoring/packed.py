@@ -39,7 +39,7 @@ def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list
 
     ``body`` runs the transformer without its head (default ``model.base_model``; a compiled
     copy of it can be passed instead)."""
-    body = body or model.base_model
+    body = body if body is not None else model.base_model
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     width = max(packed_length(q) for q in questions)
