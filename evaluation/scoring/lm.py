@@ -37,6 +37,10 @@ class Encoded:
 
 
 class LMScorer:
+    # each question's context is encoded once for all of its candidates: callers may put more
+    # candidates per question in one call to share it further (RANDOM trials do)
+    shares_context = True
+
     def __init__(
         self,
         *,

@@ -180,3 +180,36 @@ def test_random_trials_need_a_release_and_a_repository(release, repository, long
     campaign = campaign_with(systems=[longest], **fields)
     with pytest.raises(UserError, match=missing if missing == "repository" else "no release"):
         campaign_random_run(campaign_id=campaign.pk)
+
+
+def test_a_language_model_scores_a_block_of_trials_per_call(release, repository, tiny, monkeypatch):
+    # given a language model's scorer whose calls are recorded
+    scorer = scorer_for(tiny, device="cpu")
+    calls = []
+    score = scorer.score
+
+    def recorded(contexts, candidates, **kwargs):
+        calls.append([len(c) for c in candidates])
+        return score(contexts, candidates, **kwargs)
+
+    monkeypatch.setattr(scorer, "score", recorded)
+    campaign = campaign_with(systems=[tiny], testset=release, repository=repository, random_trials=8)
+    # when its 8 trials (3 false candidates each) are run
+    campaign_random_run(campaign_id=campaign.pk, device="cpu")
+    # then the ground truths are scored once, then each question once per block of 5 trials
+    assert calls == [[1] * 6, [3 * 5] * 6, [3 * 3] * 6]
+    assert sorted(t for _, t in results(campaign)) == list(range(8))
+
+
+def test_blocks_of_trials_give_the_results_of_one_trial_per_call(release, repository, tiny, monkeypatch):
+    # given the same trials run in blocks (the default) and one trial per call
+    from evaluation.services import campaigns
+
+    blocks = campaign_with("blocks", systems=[tiny], testset=release, repository=repository, random_trials=10)
+    single = campaign_with("single", systems=[tiny], testset=release, repository=repository, random_trials=10)
+    campaign_random_run(campaign_id=blocks.pk, device="cpu")
+    monkeypatch.setattr(campaigns, "FALSE_CANDIDATES_PER_CALL", 1)
+    campaign_random_run(campaign_id=single.pk, device="cpu")
+    # then every trial has the same number of right answers
+    assert results(blocks) == results(single)
+    assert len(results(blocks)) == 10
