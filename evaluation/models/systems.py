@@ -71,6 +71,10 @@ class System(models.Model):
             models.CheckConstraint(
                 condition=Q(max_context_tokens__gte=1) & Q(max_candidate_tokens__gte=1), name="system_max_tokens_ge_1"
             ),
+            # only the packed causal path runs a compiled body
+            models.CheckConstraint(
+                condition=Q(compile_model=False) | Q(kind="causal"), name="system_compile_only_causal"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -61,6 +61,13 @@ def test_the_database_refuses_a_model_system_without_checkpoint(db):
         System.objects.create(name="empty", kind="causal", checkpoint="")
 
 
+def test_the_database_refuses_a_compiled_system_that_is_not_causal(db):
+    from django.db import IntegrityError
+
+    with pytest.raises(IntegrityError):
+        System.objects.create(name="bart", kind="seq2seq", checkpoint="/models/bart", compile_model=True)
+
+
 def test_admin_starts_an_evaluation_job(admin_client, scored_question, django_capture_on_commit_callbacks):
     # given a release and a plugin system
     dataset = DatasetFactory(name="adm")
