@@ -8,7 +8,8 @@ Two paths compute the same numbers:
   its KV cache (``strategy="kv-cache"``: contexts right-padded and encoded in a batch, the cache
   expanded to the candidate batch, candidates chunked by length); the output head runs only at
   candidate positions. An encoder-decoder runs its encoder once per context and its decoder over
-  the candidates with the encoder output expanded.
+  the candidates with the encoder output expanded. With ``compile_model`` the packed path runs a
+  torch.compile'd copy of the body (compiled.py).
 - the **naive path** (``score(naive=True)``): one full forward pass per (context, candidate),
   the reference the fast paths are tested against.
 
