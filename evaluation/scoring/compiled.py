@@ -1,12 +1,13 @@
 """An optional torch.compile'd copy of a causal LM's body, for the packed scoring path.
 
 Inductor fuses the body's element-wise work (GELU, layer norms, residual adds, the attention
-mask) and, with ``freezing``, pre-packs the weights of the linear layers for the CPU's matrix
-kernels: the packed path ran 10-20 % faster on a 2-core CPU and 1.7x faster on an H100 in bf16
-(bench/scoring.py; README). The price is a compilation on the first batches (23 s on that CPU,
-153 s for a 1.27 B model on the H100; once per worker, which keeps the scorer) and about one
-more copy of the weights. Shapes are dynamic, so new batch widths do not
-recompile. Compilation needs a C++ compiler on a CPU and Triton on a GPU; when it fails for any
+mask), and ``freezing`` folds the weights into the graph as constants (their layout changes are
+done once, not per batch). The matrix products stay the same library calls: measured, the packed
+path ran 10-20 % faster on a 2-core CPU and 1.7x faster on an H100 in bf16 (bench/scoring.py;
+README). The price is a compilation on the first batches (23 s on that CPU, 153 s for a 1.27 B
+model on the H100; once per worker, which keeps the scorer) and about one more copy of the
+weights. Shapes are dynamic, so new batch widths do not recompile (a one-question batch compiles
+once more). Compilation needs a C++ compiler on a CPU and Triton on a GPU; when it fails for any
 reason the body falls back to eager mode for good, with a warning, and the numbers do not change.
 """
 
