@@ -159,14 +159,13 @@ def run_ours(scorer: LMScorer, questions, device: str, repeat: int) -> tuple[lis
     context_tokens = sum(len(e.context) for e in encoded)
     candidate_tokens = sum(len(c) for e in encoded for c in e.candidates)
     naive_tokens = sum(len(e.context) * len(e.candidates) for e in encoded) + candidate_tokens
-    # the packed path feeds each context once and each candidate but its last token
-    fed_tokens = sum(packed_length(e) for e in encoded)
-    counts = {
-        "context_tokens": context_tokens,
-        "candidate_tokens": candidate_tokens,
-        "naive_tokens": naive_tokens,
-        "fed_tokens": fed_tokens,
-    }
+    # tokens through the body: the packed path feeds each context once and each candidate but
+    # its last token; the kv-cache path feeds every candidate token
+    if scorer.strategy == "packed":
+        processed = sum(packed_length(e) for e in encoded)
+    else:
+        processed = context_tokens + candidate_tokens
+    counts = {"candidate_tokens": candidate_tokens, "naive_tokens": naive_tokens, "processed_tokens": processed}
     return scores, seconds, counts
 
 
@@ -288,9 +287,7 @@ def main() -> None:
     )
     scores, ours_s, counts = run_ours(scorer, questions, args.device, args.repeat)
     n_cands = sum(len(q[1]) for q in questions)
-    processed = counts["context_tokens"] + counts["candidate_tokens"]
-    if args.strategy == "packed":
-        processed = counts["fed_tokens"]
+    processed = counts["processed_tokens"]
     compiled = ", torch.compile'd body" if scorer.body is not None else ", eager"
     print(f"\nours ({args.strategy} fast path{compiled}, {budget} tokens per batch):")
     print(
