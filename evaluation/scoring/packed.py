@@ -88,11 +88,25 @@ def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list
     return results
 
 
-def target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, *, chunk: int = 4096) -> torch.Tensor:
+def target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, *, chunk: int | None = None) -> torch.Tensor:
     """log p(target) for each row, with the output head and log-softmax applied in chunks of rows."""
+    chunk = chunk or head_chunk_rows(hidden.device, head.weight.shape[0])
     parts = []
     for start in range(0, hidden.shape[0], chunk):
         logits = head(hidden[start : start + chunk]).float()
         logprobs = torch.log_softmax(logits, dim=-1)
         parts.append(logprobs.gather(1, targets[start : start + chunk, None])[:, 0])
     return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
+def head_chunk_rows(device: torch.device, vocab_size: int) -> int:
+    """Rows of hidden states per output-head call.
+
+    A GPU wants large calls. On a CPU the chunk's logits are written by the product and read back
+    by the log-softmax, so they should stay in cache (about 2 M floats), but each call also reads
+    the whole head, so a chunk keeps at least 128 rows. Measured on a 2-core EPYC, against 4,096
+    rows: 1.45x faster for 8,192 x 512 (256 rows), 1.25x for 32,000 x 768 and 1.23x for 50,257 x 768
+    (128 rows; 64 or 42 rows were slower there)."""
+    if device.type != "cpu":
+        return 4096
+    return max(128, 2**21 // max(vocab_size, 1))

@@ -216,3 +216,32 @@ def test_a_body_that_fails_to_compile_falls_back_to_eager_mode(tiny_gpt2_dir, mo
     warnings = [r.getMessage() for r in caplog.records if "torch.compile failed" in r.getMessage()]
     assert len(warnings) == 1
     assert warnings[0].endswith("scoring in eager mode (RuntimeError: InductorError: no C++ compiler found)")
+
+
+def test_output_head_in_chunks_gives_the_log_probabilities_of_one_call():
+    # given hidden states of 10 positions, an output head and a target token per position
+    import torch
+
+    from evaluation.scoring.packed import target_logprobs
+
+    torch.manual_seed(0)
+    head = torch.nn.Linear(16, 50, bias=False)
+    hidden, targets = torch.randn(10, 16), torch.randint(0, 50, (10,))
+    expected = torch.log_softmax(head(hidden), dim=-1)[torch.arange(10), targets]
+    # when the head runs over chunks of 3 rows (the last chunk shorter) and over one chunk
+    chunked = target_logprobs(head, hidden, targets, chunk=3)
+    whole = target_logprobs(head, hidden, targets, chunk=10)
+    # then every row gets its own target's log-probability either way (up to the products' rounding)
+    assert torch.allclose(chunked, expected, atol=1e-6)
+    assert torch.allclose(whole, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize(("vocab", "rows"), [(8192, 256), (32000, 128), (50257, 128), (1000, 2097)])
+def test_a_cpu_head_chunk_keeps_its_logits_near_two_million_floats_and_at_least_128_rows(vocab, rows):
+    import torch
+
+    from evaluation.scoring.packed import head_chunk_rows
+
+    # given a CPU, then the chunk's rows follow the vocabulary; given a GPU, then chunks are large
+    assert head_chunk_rows(torch.device("cpu"), vocab) == rows
+    assert head_chunk_rows(torch.device("cuda"), vocab) == 4096
