@@ -6,9 +6,11 @@ Job row is the record; a redelivered or duplicated message finds the row already
 """
 
 import logging
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -147,7 +149,8 @@ def job_execute(*, job_id: int, handler: Callable[[Job, JobProgress], dict]) -> 
         return
     progress = JobProgress(job)
     try:
-        result = handler(job, progress)
+        with _beating(job_id):
+            result = handler(job, progress)
     except JobCancelled:
         _finish(
             job, status=JobStatus.CANCELLED, error="cancelled on request (an unfinished transaction was rolled back)"
@@ -159,6 +162,36 @@ def job_execute(*, job_id: int, handler: Callable[[Job, JobProgress], dict]) -> 
         _finish(job, status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
     else:
         _finish(job, status=JobStatus.SUCCEEDED, result=result or {})
+
+
+@contextmanager
+def _beating(job_id: int) -> Iterator[None]:
+    """Keep the job's cache heartbeat fresh from a thread while its handler runs.
+
+    Progress reports beat too, but a step can run for minutes without one: loading and
+    compiling a model (23-153 s measured), or one batch of a 1 B model on a CPU (about 4 min
+    for 256 questions, from 2 x parameters x tokens at 0.25 TFLOP/s). Without this beat such a
+    job would look dead to a redelivered message, which would then run it a second time beside
+    the first. The thread dies with its process, so a crashed worker's job still goes stale and
+    is taken over. Only the cache is written: a second writer on SQLite could make the
+    handler's own transactions fail."""
+    every = max(1.0, settings.WELLCHOSEN_JOB_STALE_AFTER / 5)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            try:
+                cache.set(job_cache_key(job_id, "heartbeat"), timezone.now().timestamp(), timeout=None)
+            except Exception:  # noqa: BLE001 - a cache outage must not end the job; its progress still beats
+                logger.warning("job %s: heartbeat not written", job_id, exc_info=True)
+
+    thread = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _finish(job: Job, *, status: str, error: str = "", result: dict | None = None) -> None:

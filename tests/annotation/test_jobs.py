@@ -103,6 +103,38 @@ def test_a_running_job_whose_worker_died_is_taken_over(job, settings):
     assert taken is not None and taken.attempts == 2
 
 
+def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_taken_over(job, settings):
+    # given a stale limit of 1 s and a handler that works 1.6 s without reporting progress
+    # (as while a model loads), during which its message is redelivered
+    import time
+
+    settings.WELLCHOSEN_JOB_STALE_AFTER = 1
+    claims = []
+
+    def handler(j, p):
+        time.sleep(1.6)
+        claims.append(job_claim(job_id=j.pk))
+        return {}
+
+    # when it runs
+    job_execute(job_id=job.pk, handler=handler)
+    # then the redelivery found it alive, and the one attempt finished it
+    job.refresh_from_db()
+    assert claims == [None]
+    assert (job.status, job.attempts) == (JobStatus.SUCCEEDED, 1)
+
+
+def test_the_heartbeat_stops_when_the_job_ends(job, settings):
+    # given a job with a beat every second that has finished
+    import time
+
+    settings.WELLCHOSEN_JOB_STALE_AFTER = 1
+    job_execute(job_id=job.pk, handler=lambda j, p: {})
+    # when more than a beat's interval passes, then no heartbeat was written after the end
+    time.sleep(1.3)
+    assert cache.get(job_cache_key(job.pk, "heartbeat")) is None
+
+
 def test_job_create_enqueues_only_after_commit(db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         job = job_create(kind=JobKind.BUILD_TESTSET, params={"dataset": "none", "name": "x"})
