@@ -179,11 +179,14 @@ def _beating(job_id: int) -> Iterator[None]:
     stop = threading.Event()
 
     def beat() -> None:
-        while not stop.wait(every):
-            try:
-                cache.set(job_cache_key(job_id, "heartbeat"), timezone.now().timestamp(), timeout=None)
-            except Exception:  # noqa: BLE001 - a cache outage must not end the job; its progress still beats
-                logger.warning("job %s: heartbeat not written", job_id, exc_info=True)
+        try:
+            while not stop.wait(every):
+                try:
+                    cache.set(job_cache_key(job_id, "heartbeat"), timezone.now().timestamp(), timeout=None)
+                except Exception:  # noqa: BLE001 - a cache outage must not end the job; its progress still beats
+                    logger.warning("job %s: heartbeat not written", job_id, exc_info=True)
+        finally:
+            cache.close()  # this thread's own cache connection (Django opens one per thread)
 
     thread = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
     thread.start()

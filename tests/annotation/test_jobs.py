@@ -103,7 +103,33 @@ def test_a_running_job_whose_worker_died_is_taken_over(job, settings):
     assert taken is not None and taken.attempts == 2
 
 
-def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_taken_over(job, settings):
+def redis_cache_reachable() -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=["locmem", pytest.param("redis", marks=pytest.mark.redis)])
+def job_cache(request, settings):
+    """The cache that carries heartbeats: in-process, and the real Redis as deployed (REDIS_CACHE_URL)."""
+    if request.param == "redis":
+        if not redis_cache_reachable():
+            pytest.skip("Redis is not reachable at 127.0.0.1:6379")
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": "redis://127.0.0.1:6379/14",
+            }
+        }
+    yield request.param
+    cache.clear()
+
+
+def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_taken_over(job, settings, job_cache):
     # given a stale limit of 1 s and a handler that works 1.6 s without reporting progress
     # (as while a model loads), during which its message is redelivered
     import time
