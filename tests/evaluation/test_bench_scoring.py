@@ -1,6 +1,7 @@
 """bench/scoring.py runs end to end on a few real questions (the full benchmark is run by hand)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,7 @@ def test_bench_selections_match_lm_eval_under_the_same_rule(shared_data):
     # then the summed-log-prob selections are identical
     assert "identical for 10/10 questions" in out
     assert "throughput ratio" in out
+    # and the ratio is split into FLOPs and FLOP rate: sharing each context over 4 candidates and
+    # the head at candidate positions only need over 2x fewer FLOPs than lm-eval's requests
+    fewer = re.search(r"lm-eval at least [\d.]+ T: ([\d.]+)x fewer", out)
+    assert fewer is not None and float(fewer.group(1)) > 2
