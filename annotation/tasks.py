@@ -4,7 +4,7 @@ from celery import shared_task
 
 from annotation.models import JobKind
 from annotation.services.job_handlers import HANDLERS
-from annotation.services.jobs import job_execute
+from annotation.services.jobs import job_execute, jobs_requeue_stale
 
 
 @shared_task(acks_late=True)
@@ -49,3 +49,10 @@ def crowd_sync_due_job() -> None:
     from annotation.crowd.services import crowd_sync_due
 
     crowd_sync_due()
+
+
+@shared_task
+def jobs_requeue_stale_job() -> None:
+    """Celery beat's periodic sweep (settings.CELERY_BEAT_SCHEDULE): a new message for each
+    running job whose worker died (services.jobs.jobs_requeue_stale)."""
+    jobs_requeue_stale()

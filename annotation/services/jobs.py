@@ -99,6 +99,34 @@ def job_claim(*, job_id: int) -> Job | None:
     return job
 
 
+def jobs_requeue_stale(*, now: datetime | None = None) -> list[int]:
+    """Send a new message for every running job whose worker died (its heartbeat went stale).
+
+    A dead worker's message usually comes back by itself (tasks ack late), but not always: the
+    filesystem broker of `make run` never redelivers, and a Redis broker redelivers a long job's
+    message after its visibility timeout (an hour) to a worker that finds the job alive and drops
+    it, so if the first worker dies after that, no message is left. The new message is claimed
+    like any other (``job_claim`` takes a stale job over once) and the job resumes where its
+    committed work stopped. A job is sent again at most once per stale period. Returns the ids."""
+    now = now or timezone.now()
+    stale_after = settings.WELLCHOSEN_JOB_STALE_AFTER
+    stale_before = now - timedelta(seconds=stale_after)
+    resent = []
+    candidates = Job.objects.filter(status=JobStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)
+    )
+    for job in candidates.order_by("pk"):
+        if job.kind not in JOB_TASKS or _alive_since(job) >= stale_before:
+            continue  # the row's beat is old but the cache's is fresh: a live worker inside a transaction
+        if not cache.add(job_cache_key(job.pk, "requeued"), now.timestamp(), timeout=stale_after):
+            continue  # sent again less than a stale period ago; its message may be waiting in the queue
+        job_enqueue(job_id=job.pk, kind=job.kind)
+        resent.append(job.pk)
+    if resent:
+        logger.warning("jobs %s: their workers stopped beating; sent again", resent)
+    return resent
+
+
 def _alive_since(job: Job):
     beats = [job.heartbeat_at or job.started_at or job.created_at]
     cached = cache.get(job_cache_key(job.pk, "heartbeat"))
@@ -208,9 +236,7 @@ def _finish(job: Job, *, status: str, error: str = "", result: dict | None = Non
             values["done_count"] = values["total_count"]
     # Only the attempt that claimed the job may finish it (a takeover bumps attempts).
     Job.objects.filter(pk=job.pk, attempts=job.attempts, status=JobStatus.RUNNING).update(**values)
-    cache.delete_many(
-        [job_cache_key(job.pk, "progress"), job_cache_key(job.pk, "cancel"), job_cache_key(job.pk, "heartbeat")]
-    )
+    cache.delete_many([job_cache_key(job.pk, what) for what in ("progress", "cancel", "heartbeat", "requeued")])
 
 
 def job_cancel(*, job_id: int) -> Job:

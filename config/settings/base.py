@@ -189,24 +189,26 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A job whose worker died is taken over by a new or redelivered message once its heartbeat is
+# older than this (seconds); beat looks for such jobs as often.
+WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
 # Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
 # that no worker took before the next one is dropped (expires), so a stopped worker finds one
 # message waiting, not a pile.
-CELERY_BEAT_SCHEDULE = (
-    {
-        "crowd-sync": {
-            "task": "annotation.tasks.crowd_sync_due_job",
-            "schedule": float(WELLCHOSEN_CROWD_SYNC_SECONDS),
-            "options": {"expires": float(WELLCHOSEN_CROWD_SYNC_SECONDS)},
-        }
+CELERY_BEAT_SCHEDULE = {
+    "jobs-requeue-stale": {
+        "task": "annotation.tasks.jobs_requeue_stale_job",
+        "schedule": float(WELLCHOSEN_JOB_STALE_AFTER),
+        "options": {"expires": float(WELLCHOSEN_JOB_STALE_AFTER)},
     }
-    if WELLCHOSEN_CROWD_SYNC_SECONDS > 0
-    else {}
-)
+}
+if WELLCHOSEN_CROWD_SYNC_SECONDS > 0:
+    CELERY_BEAT_SCHEDULE["crowd-sync"] = {
+        "task": "annotation.tasks.crowd_sync_due_job",
+        "schedule": float(WELLCHOSEN_CROWD_SYNC_SECONDS),
+        "options": {"expires": float(WELLCHOSEN_CROWD_SYNC_SECONDS)},
+    }
 CELERY_BEAT_SCHEDULE_FILENAME = str(WELLCHOSEN_DATA_DIR / "celerybeat-schedule")
-# A job whose worker died is taken over by a redelivered message once its heartbeat is
-# older than this (seconds).
-WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
 # The dashboard index's site-wide agreement is recomputed at most this often (it reads every score).
 WELLCHOSEN_OVERALL_AGREEMENT_SECONDS = env_int("WELLCHOSEN_OVERALL_AGREEMENT_SECONDS", 300)
 
