@@ -2,7 +2,6 @@
 and from kombu's filesystem broker (as `make run` uses it)."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,19 +16,11 @@ from annotation.models import Job, JobKind, JobStatus, Question
 from annotation.services.jobs import job_create
 from annotation.tasks import import_dialogues_job
 from config.celery import app as celery_app
+from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def redis_reachable() -> bool:
-    try:
-        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def database_url() -> str:

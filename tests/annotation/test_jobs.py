@@ -8,6 +8,7 @@ from django.utils import timezone
 from annotation.models import Dataset, Job, JobKind, JobStatus, job_cache_key
 from annotation.services.errors import UserError
 from annotation.services.jobs import JobProgress, job_cancel, job_claim, job_create, job_execute
+from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 
 
 @pytest.fixture
@@ -103,26 +104,16 @@ def test_a_running_job_whose_worker_died_is_taken_over(job, settings):
     assert taken is not None and taken.attempts == 2
 
 
-def redis_cache_reachable() -> bool:
-    import socket
-
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(params=["locmem", pytest.param("redis", marks=pytest.mark.redis)])
 def job_cache(request, settings):
     """The cache that carries heartbeats: in-process, and the real Redis as deployed (REDIS_CACHE_URL)."""
     if request.param == "redis":
-        if not redis_cache_reachable():
-            pytest.skip("Redis is not reachable at 127.0.0.1:6379")
+        if not redis_reachable():
+            pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
         settings.CACHES = {
             "default": {
                 "BACKEND": "django.core.cache.backends.redis.RedisCache",
-                "LOCATION": "redis://127.0.0.1:6379/14",
+                "LOCATION": f"redis://{REDIS_HOST}:{REDIS_PORT}/14",
             }
         }
     yield request.param
