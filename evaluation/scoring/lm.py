@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .allocator import keep_freed_memory
 from .base import CandidateScore, ContextTemplate
 from .packed import packed_batches, packed_scores, target_logprobs
 
@@ -79,6 +80,8 @@ class LMScorer:
         # contexts of a batch are encoded together and their KV cache is kept while its candidates run
         self.context_budget = context_budget or batch_tokens
         self.device = next(model.parameters()).device
+        if self.device.type == "cpu":
+            keep_freed_memory()  # no page faults on each batch's buffers (allocator.py)
         self.eos_id = tokenizer.eos_token_id
         if self.eos_id is None and eos_after_candidate:
             raise ValueError("eos_after_candidate needs a tokenizer with an end-of-sequence token")
