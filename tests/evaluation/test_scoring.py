@@ -245,3 +245,14 @@ def test_a_cpu_head_chunk_keeps_its_logits_near_two_million_floats_and_at_least_
     # given a CPU, then the chunk's rows follow the vocabulary; given a GPU, then chunks are large
     assert head_chunk_rows(torch.device("cpu"), vocab) == rows
     assert head_chunk_rows(torch.device("cuda"), vocab) == 4096
+
+
+def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_dir):
+    # given an eager packed scorer of a GPT-2 (gelu_new)
+    scorer = make_scorer(tiny_gpt2_dir, "causal")
+    body = scorer.packed_body
+    # then it runs a copy of the body with torch's fused GELU, on the model's own weights
+    assert body is not scorer.model.base_model
+    assert type(body.h[0].mlp.act).__name__ == "FusedTanhGELU"
+    assert type(scorer.model.base_model.h[0].mlp.act).__name__ == "NewGELUActivation"
+    assert {id(p) for p in body.parameters()} == {id(p) for p in scorer.model.base_model.parameters()}

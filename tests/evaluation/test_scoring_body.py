@@ -1,0 +1,74 @@
+"""The packed path runs a copy of the body's modules that shares its weights, with the tanh GELU in
+the fastest form for eager or compiled runs (body.py)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from evaluation.scoring.body import FusedTanhGELU, SigmoidGELU, scoring_copy  # noqa: E402
+
+TANH_GELUS = [
+    ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
+    ("gelu_new", lambda: transformers.activations.ACT2FN["gelu_new"]),
+    ("gelu_pytorch_tanh", lambda: transformers.activations.ACT2FN["gelu_pytorch_tanh"]),
+    ("gelu_fast", lambda: transformers.activations.ACT2FN["gelu_fast"]),
+    ("gelu_accurate", lambda: transformers.activations.ACT2FN["gelu_accurate"]),
+]
+FORMS = [SigmoidGELU, FusedTanhGELU]
+
+
+def gpt2(activation: str = "gelu_new"):
+    config = transformers.GPT2Config(
+        vocab_size=50, n_positions=32, n_embd=16, n_layer=2, n_head=2, activation_function=activation
+    )
+    return transformers.GPT2LMHeadModel(config).eval()
+
+
+@pytest.mark.parametrize("form", FORMS, ids=[f.__name__ for f in FORMS])
+@pytest.mark.parametrize(("name", "make"), TANH_GELUS, ids=[n for n, _ in TANH_GELUS])
+def test_each_gelu_form_computes_each_tanh_gelu_to_float32_rounding(name, make, form):
+    # given inputs from deep in the negative tail to large positive values, and +inf (-inf gives
+    # NaN in the Python forms: -inf * 0)
+    x = torch.cat([torch.linspace(-30, 30, 20001), torch.tensor([-1e30, 1e30, float("inf")])])
+    # when the activation and our form run on them
+    expected, got = make()(x), form()(x)
+    # then they agree to float32 rounding everywhere, with no NaN
+    assert not got.isnan().any()
+    assert torch.allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_compiled_copy_uses_the_sigmoid_form_and_shares_every_weight():
+    # given a GPT-2 body (gelu_new in each MLP)
+    body = gpt2().base_model
+    # when it is copied for a compiled run
+    clone = scoring_copy(body, compiled=True)
+    # then each MLP's activation is the sigmoid form in the copy, and the model keeps its own
+    assert [type(block.mlp.act) for block in clone.h] == [SigmoidGELU, SigmoidGELU]
+    assert all(type(block.mlp.act).__name__ == "NewGELUActivation" for block in body.h)
+    # and the copy holds the model's own parameter and buffer tensors, none copied
+    assert {id(p) for p in clone.parameters()} == {id(p) for p in body.parameters()}
+    assert {id(b) for b in clone.buffers()} == {id(b) for b in body.buffers()}
+
+
+def test_the_eager_copy_calls_torchs_fused_kernel_for_python_gelus_only():
+    # given GPT-2 bodies with the Python tanh GELU, torch's fused one, and the erf GELU
+    python, fused, erf = (gpt2(a).base_model for a in ("gelu_new", "gelu_pytorch_tanh", "gelu"))
+    # when they are copied for an eager run
+    copies = [scoring_copy(b, compiled=False) for b in (python, fused, erf)]
+    # then only the Python form is replaced; the others already are what they should be
+    assert [type(c.h[0].mlp.act).__name__ for c in copies] == ["FusedTanhGELU", "GELUTanh", "GELUActivation"]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager copy", "compiled copy"])
+def test_a_scoring_copy_gives_the_bodys_hidden_states(compiled):
+    # given a GPT-2 body and a batch of token ids
+    torch.manual_seed(0)
+    model = gpt2()
+    ids = torch.randint(0, 50, (3, 12))
+    # when the body and its scoring copy run on it (eagerly)
+    with torch.inference_mode():
+        expected = model.base_model(input_ids=ids).last_hidden_state
+        got = scoring_copy(model.base_model, compiled=compiled)(input_ids=ids).last_hidden_state
+    # then the hidden states agree to float32 rounding
+    assert torch.allclose(got, expected, atol=1e-5)
