@@ -1,5 +1,6 @@
 """The body that the packed path runs: a copy of the model's modules that shares its weights, with
-the tanh-approximated GELU computed in the fastest form for the way it runs.
+the tanh-approximated GELU computed in the fastest form for the way it runs, and a last layer whose
+MLP runs only where an output is read.
 
 GPT-2 and its kin compute the tanh GELU in Python (transformers' ``NewGELUActivation``: five
 element-wise operations, each a pass over the MLP's widest activation). The function is the same
@@ -13,14 +14,28 @@ largest error against a float64 reference 4.8e-7 for each):
   is slow and its exp fast, so ``x * sigmoid(2z)`` (the same function, as 1 + tanh(z) =
   2 sigmoid(2z)) took 1.27 ms; 7 % faster end to end.
 
+The last layer's outputs are read only at the positions that predict a candidate token (the
+context's last token and the candidates' fed tokens); at the other context positions the layer
+only has to supply keys and values to the candidates' attention. So the last layer's MLP (two
+thirds of a layer's products) runs on those rows only (``RowSubsetMLP``); the other rows of the
+last hidden state are left without it and are never read. With 46-token contexts among 105-token
+packed rows that is 5 % of the body's products; the packed path ran 6 % faster (400 questions of
+bench/scoring.py, compiled, A/B in one process). Only the MLPs of the usual dense decoder layers
+(a module named ``mlp`` whose class name ends in "MLP": GPT-2, Llama, Mistral, Qwen, Gemma, Phi,
+GPT-NeoX...) are cut this way: they act on each position alone. Mixture-of-experts blocks and
+other layouts run in full.
+
 The model itself, and so the naive path, the kv-cache path and the encoder-decoders, keep their
-own activation modules.
+own modules.
 """
 
 import copy
+import logging
 import math
 
 import torch
+
+logger = logging.getLogger(__name__)
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 # transformers' activations that compute the tanh approximation of GELU in Python operations
@@ -76,3 +91,68 @@ def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
             if replacement is not None:
                 setattr(parent, name, replacement)
     return clone
+
+
+class RowSubsetMLP(torch.nn.Module):
+    """Runs the wrapped position-wise MLP only at ``rows`` (flat indices into batch x positions)
+    when they are set for the current call; the other rows get zeros."""
+
+    def __init__(self, mlp: torch.nn.Module) -> None:
+        super().__init__()
+        self.mlp = mlp
+        self.rows: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = self.rows
+        if rows is None:
+            return self.mlp(x)
+        flat = x.reshape(-1, x.shape[-1])
+        # a 3-D input, as the decoder layer would give it
+        picked = self.mlp(flat.index_select(0, rows)[None])[0]
+        out = picked.new_zeros(flat.shape[0], picked.shape[-1]).index_copy_(0, rows, picked)
+        return out.view(*x.shape[:-1], picked.shape[-1])
+
+
+class PackedBody(torch.nn.Module):
+    """A causal LM body for the packed path: ``keep`` (flat indices of the positions whose last
+    hidden state will be read) is handed to the last layer's MLP for the call."""
+
+    def __init__(self, body: torch.nn.Module, trimmed: RowSubsetMLP | None = None) -> None:
+        super().__init__()
+        self.body = body
+        self.trimmed = trimmed
+
+    def forward(self, keep: torch.Tensor | None = None, **inputs):
+        if self.trimmed is None:
+            return self.body(**inputs)
+        self.trimmed.rows = keep
+        out = self.body(**inputs)
+        self.trimmed.rows = None
+        return out
+
+
+def packed_body(module: torch.nn.Module, *, compiled: bool) -> PackedBody:
+    """The packed path's body for ``module``: its scoring copy with the last layer's MLP cut to
+    the rows read, or, when the module tree cannot be copied, the module itself, run in full."""
+    try:
+        clone = scoring_copy(module, compiled=compiled)
+    except Exception as exc:  # noqa: BLE001 - a module tree that cannot be copied runs as it is
+        logger.warning(
+            "could not copy %s for scoring (%s); the packed path runs it as it is", type(module).__name__, exc
+        )
+        return PackedBody(module)
+    layer = _last_layer(clone)
+    mlp = getattr(layer, "mlp", None)
+    if not isinstance(mlp, torch.nn.Module) or not type(mlp).__name__.endswith("MLP"):
+        return PackedBody(clone)
+    layer.mlp = RowSubsetMLP(mlp)
+    return PackedBody(clone, layer.mlp)
+
+
+def _last_layer(body: torch.nn.Module) -> torch.nn.Module | None:
+    """The last decoder layer: the last entry of the body's list of ``num_hidden_layers`` layers."""
+    n = getattr(getattr(body, "config", None), "num_hidden_layers", None)
+    for child in body.children():
+        if isinstance(child, torch.nn.ModuleList) and n and len(child) == n:
+            return child[-1]
+    return None

@@ -18,7 +18,6 @@ position ids that continue their own context. Log-softmax is always taken in flo
 """
 
 import inspect
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,10 +25,8 @@ import torch
 
 from .allocator import keep_freed_memory
 from .base import CandidateScore, ContextTemplate
-from .body import scoring_copy
+from .body import packed_body
 from .packed import packed_batches, packed_scores, target_logprobs
-
-logger = logging.getLogger(__name__)
 
 # causal fast paths: "packed" (one row per question, 4-D mask; see packed.py) or "kv-cache"
 # (the context's KV cache expanded to the candidate batch)
@@ -71,8 +68,8 @@ class LMScorer:
         self.model = model.eval()
         # torch.compile'd body for the packed causal path (see compiled.py); None: eager
         self.body = None
-        # what the packed causal path runs: the compiled body, or the body's eager scoring copy
-        # (shared weights, the fastest eager GELU; body.py)
+        # what the packed causal path runs: the compiled body, or the eager packed body (shared
+        # weights, the fastest eager GELU, the last layer's MLP only where an output is read; body.py)
         self.packed_body = None
         if kind == "causal" and strategy == "packed":
             if compile_model:
@@ -81,7 +78,7 @@ class LMScorer:
                 self.body = CompiledBody(model.base_model, name=getattr(model.config, "_name_or_path", "") or "")
                 self.packed_body = self.body
             else:
-                self.packed_body = _eager_scoring_copy(model.base_model)
+                self.packed_body = packed_body(model.base_model, compiled=False)
         self.tokenizer = tokenizer
         self.kind = kind
         self.template = template
@@ -311,16 +308,6 @@ class LMScorer:
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         picked = logprobs.gather(1, torch.tensor(candidate, device=self.device)[:, None])[:, 0]
         return _score(float(picked.double().sum()), len(candidate))
-
-
-def _eager_scoring_copy(module):
-    try:
-        return scoring_copy(module, compiled=False)
-    except Exception as exc:  # noqa: BLE001 - a module tree that cannot be copied runs as it is
-        logger.warning(
-            "could not copy %s for scoring (%s); the packed path runs it as it is", type(module).__name__, exc
-        )
-        return module
 
 
 def _score(sum_logprob: float, n_tokens: int) -> CandidateScore:

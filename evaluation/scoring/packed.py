@@ -6,12 +6,14 @@ is scored exactly as if it followed the context alone. The context is encoded on
 by all of the question's candidates without copying a KV cache, and only the real tokens of a
 row are computed (rows are sorted by packed length, so padding stays small). A candidate's last
 token predicts nothing, so it is not fed. The output head and a float32 log-softmax run only
-where a candidate token is predicted.
+where a candidate token is predicted, and so does the last layer's MLP (body.py).
 """
 
 from collections.abc import Sequence
 
 import torch
+
+from .body import PackedBody
 
 _CONTEXT, _PAD = -1, -2
 
@@ -37,9 +39,9 @@ def packed_length(question) -> int:
 def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list[list[tuple[float, int]]]:
     """Per question and candidate: (summed log-probability, number of tokens).
 
-    ``body`` runs the transformer without its head (default ``model.base_model``; a compiled
-    copy of it can be passed instead)."""
-    body = body if body is not None else model.base_model
+    ``body`` runs the transformer without its head: a ``PackedBody`` or a ``CompiledBody``, which
+    take ``keep`` (default: ``model.base_model`` run in full)."""
+    body = body if body is not None else PackedBody(model.base_model)
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     width = max(packed_length(q) for q in questions)
@@ -70,13 +72,18 @@ def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list
     causal = torch.ones((width, width), dtype=torch.bool).tril()
     allowed = causal & ((seg_k == _CONTEXT) | (seg_k == seg_q))  # padding rows see the context: never empty
     mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+    rows_t, predictors_t = torch.tensor(rows), torch.tensor(predictors)
+    # the positions whose last hidden state is read (each question's first candidate tokens all
+    # read the context's last one): the last layer's MLP runs there only (body.py)
+    keep = torch.unique(rows_t * width + predictors_t)
     hidden = body(
         input_ids=ids.to(device),
         attention_mask=mask.to(device),
         position_ids=positions.to(device),
         use_cache=False,
+        keep=keep.to(device),
     ).last_hidden_state
-    selected = hidden[torch.tensor(rows, device=device), torch.tensor(predictors, device=device)]
+    selected = hidden[rows_t.to(device), predictors_t.to(device)]
     logprobs = target_logprobs(model.get_output_embeddings(), selected, torch.tensor(targets, device=device))
     sums = torch.zeros(n, dtype=torch.float64, device=device)
     sums.index_add_(0, torch.tensor(owners, device=device), logprobs.double())

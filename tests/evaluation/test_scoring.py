@@ -250,9 +250,41 @@ def test_a_cpu_head_chunk_keeps_its_logits_near_two_million_floats_and_at_least_
 def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_dir):
     # given an eager packed scorer of a GPT-2 (gelu_new)
     scorer = make_scorer(tiny_gpt2_dir, "causal")
-    body = scorer.packed_body
-    # then it runs a copy of the body with torch's fused GELU, on the model's own weights
+    body = scorer.packed_body.body
+    # then it runs a copy of the body with torch's fused GELU and a cut last MLP, on the model's weights
     assert body is not scorer.model.base_model
     assert type(body.h[0].mlp.act).__name__ == "FusedTanhGELU"
+    assert type(body.h[-1].mlp).__name__ == "RowSubsetMLP"
     assert type(scorer.model.base_model.h[0].mlp.act).__name__ == "NewGELUActivation"
     assert {id(p) for p in body.parameters()} == {id(p) for p in scorer.model.base_model.parameters()}
+
+
+@pytest.mark.parametrize("compile_model", [False, True], ids=["eager", "compiled"])
+def test_packed_path_of_a_llama_shaped_model_equals_naive_path(tiny_gpt2_dir, compile_model):
+    # given a tiny Llama (rotary positions, SiLU MLP, untied head) on the tiny tokenizer
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from evaluation.scoring.lm import LMScorer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model = LlamaForCausalLM(config).eval()
+    scorer = LMScorer(model=model, tokenizer=tokenizer, kind="causal", batch_tokens=128, compile_model=compile_model)
+    # when the packed path (its last MLP cut to the rows read) and the naive path score the questions
+    fast = scorer.score(CONTEXTS, CANDIDATES)
+    # then the last MLP really was cut, and the losses agree within 1e-4 with the same selections
+    packed = scorer.packed_body if not compile_model else scorer.body.module
+    assert type(packed.body.layers[-1].mlp).__name__ == "RowSubsetMLP"
+    assert not compile_model or scorer.body.failed == ""
+    assert_same(fast, scorer.score(CONTEXTS, CANDIDATES, naive=True))

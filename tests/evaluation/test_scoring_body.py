@@ -1,12 +1,20 @@
 """The packed path runs a copy of the body's modules that shares its weights, with the tanh GELU in
-the fastest form for eager or compiled runs (body.py)."""
+the fastest form for eager or compiled runs and the last layer's MLP only where an output is read
+(body.py)."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from evaluation.scoring.body import FusedTanhGELU, SigmoidGELU, scoring_copy  # noqa: E402
+from evaluation.scoring.body import (  # noqa: E402
+    FusedTanhGELU,
+    PackedBody,
+    RowSubsetMLP,
+    SigmoidGELU,
+    packed_body,
+    scoring_copy,
+)
 
 TANH_GELUS = [
     ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
@@ -72,3 +80,44 @@ def test_a_scoring_copy_gives_the_bodys_hidden_states(compiled):
         got = scoring_copy(model.base_model, compiled=compiled)(input_ids=ids).last_hidden_state
     # then the hidden states agree to float32 rounding
     assert torch.allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_the_packed_body_cuts_the_last_mlp_to_the_kept_rows_only(compiled):
+    # given a GPT-2 body, a batch of token ids and some flat positions to keep
+    torch.manual_seed(0)
+    model = gpt2()
+    ids = torch.randint(0, 50, (3, 10))
+    keep = torch.tensor([1, 5, 12, 29])
+    body = packed_body(model.base_model, compiled=compiled)
+    # when the packed body runs with and without them
+    with torch.inference_mode():
+        full = model.base_model(input_ids=ids).last_hidden_state.reshape(-1, 16)
+        cut = body(input_ids=ids, keep=keep).last_hidden_state.reshape(-1, 16)
+        uncut = body(input_ids=ids).last_hidden_state.reshape(-1, 16)
+    # then only the last layer's MLP is wrapped, the kept rows are the model's, the others lack
+    # the last MLP, and the rows are not left set after the call
+    assert [type(block.mlp).__name__ for block in body.body.h] == ["GPT2MLP", "RowSubsetMLP"]
+    assert torch.allclose(cut[keep], full[keep], atol=1e-5)
+    others = torch.tensor([i for i in range(30) if i not in keep.tolist()])
+    assert (cut[others] - full[others]).abs().max() > 1e-2
+    assert torch.allclose(uncut, full, atol=1e-5)
+    assert body.trimmed.rows is None
+
+
+def test_a_last_layer_without_a_dense_mlp_runs_in_full():
+    # given an OPT body (its layers name their products fc1 / fc2, no mlp module)
+    config = transformers.OPTConfig(
+        vocab_size=50,
+        hidden_size=16,
+        ffn_dim=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=32,
+    )
+    body = transformers.OPTForCausalLM(config).eval().base_model
+    # when its packed body is built
+    packed = packed_body(body, compiled=False)
+    # then nothing is cut
+    assert isinstance(packed, PackedBody) and packed.trimmed is None
+    assert not any(isinstance(m, RowSubsetMLP) for m in packed.modules())
