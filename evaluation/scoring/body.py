@@ -32,6 +32,7 @@ own modules.
 import copy
 import logging
 import math
+import threading
 
 import torch
 
@@ -121,10 +122,18 @@ class PackedBody(torch.nn.Module):
         super().__init__()
         self.body = body
         self.trimmed = trimmed
+        self._lock = threading.Lock()
 
     def forward(self, keep: torch.Tensor | None = None, **inputs):
         if self.trimmed is None:
             return self.body(**inputs)
+        if torch.compiler.is_compiling():
+            # traced: the rows become an input of the graph and the writes are replayed after it
+            return self._run(keep, inputs)
+        with self._lock:  # eager: the rows live on the module during the call, one call at a time
+            return self._run(keep, inputs)
+
+    def _run(self, keep: torch.Tensor | None, inputs: dict):
         self.trimmed.rows = keep
         out = self.body(**inputs)
         self.trimmed.rows = None

@@ -105,6 +105,30 @@ def test_the_packed_body_cuts_the_last_mlp_to_the_kept_rows_only(compiled):
     assert body.trimmed.rows is None
 
 
+def test_concurrent_eager_calls_each_cut_their_own_rows():
+    # given one eager packed body shared by two threads, each with its own batch and rows to keep
+    from concurrent.futures import ThreadPoolExecutor
+
+    torch.manual_seed(0)
+    model = gpt2()
+    body = packed_body(model.base_model, compiled=False)
+    jobs = [(torch.randint(0, 50, (3, 10)), torch.tensor([1, 5, 12, 29])) for _ in range(2)]
+    jobs.append((torch.randint(0, 50, (2, 7)), torch.tensor([0, 6, 13])))
+
+    def run(job):
+        ids, keep = job
+        with torch.inference_mode():
+            got = body(input_ids=ids, keep=keep).last_hidden_state.reshape(-1, 16)[keep]
+            expected = model.base_model(input_ids=ids).last_hidden_state.reshape(-1, 16)[keep]
+        return torch.allclose(got, expected, atol=1e-5)
+
+    # when they run many times at once
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(run, jobs * 30))
+    # then every call read its own rows
+    assert all(results)
+
+
 def test_a_last_layer_without_a_dense_mlp_runs_in_full():
     # given an OPT body (its layers name their products fc1 / fc2, no mlp module)
     config = transformers.OPTConfig(
