@@ -149,9 +149,13 @@ def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2
     assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
 
 
-@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
-def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, tiny_tokenizer_dir):
-    # given a tiny Llama (rotary positions, as in the benchmark's 1b preset)
+@pytest.mark.parametrize(
+    ("strategy", "compile_model"),
+    [("packed", False), ("kv-cache", False), ("packed", True)],
+    ids=["packed", "kv-cache", "packed-compiled"],
+)
+def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, compile_model, tiny_tokenizer_dir):
+    # given a tiny Llama (rotary positions, grouped KV heads, SiLU MLP, as in the benchmark's 1b preset)
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
@@ -172,10 +176,21 @@ def test_fast_path_equals_naive_path_on_a_llama_shaped_model(strategy, tiny_toke
         eos_token_id=tokenizer.eos_token_id,
     )
     scorer = LMScorer(
-        model=LlamaForCausalLM(config), tokenizer=tokenizer, kind="causal", batch_tokens=300, strategy=strategy
+        model=LlamaForCausalLM(config),
+        tokenizer=tokenizer,
+        kind="causal",
+        batch_tokens=300,
+        strategy=strategy,
+        compile_model=compile_model,
     )
-    # then both paths agree
-    assert_same(scorer.score(CONTEXTS, CANDIDATES), scorer.score(CONTEXTS, CANDIDATES, naive=True))
+    # when the fast path scores the questions
+    fast = scorer.score(CONTEXTS, CANDIDATES)
+    # then it agrees with the naive path; the packed body had its last MLP cut to the rows read
+    assert_same(fast, scorer.score(CONTEXTS, CANDIDATES, naive=True))
+    if strategy == "packed":
+        packed = scorer.body.module if compile_model else scorer.packed_body
+        assert type(packed.body.layers[-1].mlp).__name__ == "RowSubsetMLP"
+        assert not compile_model or scorer.body.failed == ""
 
 
 def test_packed_path_scores_one_token_candidates_from_the_context_alone(tiny_gpt2_dir):
@@ -257,34 +272,3 @@ def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_
     assert type(body.h[-1].mlp).__name__ == "RowSubsetMLP"
     assert type(scorer.model.base_model.h[0].mlp.act).__name__ == "NewGELUActivation"
     assert {id(p) for p in body.parameters()} == {id(p) for p in scorer.model.base_model.parameters()}
-
-
-@pytest.mark.parametrize("compile_model", [False, True], ids=["eager", "compiled"])
-def test_packed_path_of_a_llama_shaped_model_equals_naive_path(tiny_gpt2_dir, compile_model):
-    # given a tiny Llama (rotary positions, SiLU MLP, untied head) on the tiny tokenizer
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from evaluation.scoring.lm import LMScorer
-
-    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    model = LlamaForCausalLM(config).eval()
-    scorer = LMScorer(model=model, tokenizer=tokenizer, kind="causal", batch_tokens=128, compile_model=compile_model)
-    # when the packed path (its last MLP cut to the rows read) and the naive path score the questions
-    fast = scorer.score(CONTEXTS, CANDIDATES)
-    # then the last MLP really was cut, and the losses agree within 1e-4 with the same selections
-    packed = scorer.packed_body if not compile_model else scorer.body.module
-    assert type(packed.body.layers[-1].mlp).__name__ == "RowSubsetMLP"
-    assert not compile_model or scorer.body.failed == ""
-    assert_same(fast, scorer.score(CONTEXTS, CANDIDATES, naive=True))
