@@ -25,7 +25,7 @@ import torch
 
 from .allocator import keep_freed_memory
 from .base import CandidateScore, ContextTemplate
-from .body import packed_body
+from .body import PackedBody, packed_body
 from .packed import packed_batches, packed_scores, target_logprobs
 
 # causal fast paths: "packed" (one row per question, 4-D mask; see packed.py) or "kv-cache"
@@ -66,17 +66,16 @@ class LMScorer:
             raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
         self.strategy = strategy
         self.model = model.eval()
-        # torch.compile'd body for the packed causal path (see compiled.py); None: eager
-        self.body = None
-        # what the packed causal path runs: the compiled body, or the eager packed body (shared
-        # weights, the fastest eager GELU, the last layer's MLP only where an output is read; body.py)
+        # what the packed causal path runs: the compiled body (compiled.py), or the eager packed
+        # body (shared weights, the fastest eager GELU, the last layer's MLP only where an output
+        # is read; body.py)
         self.packed_body = None
         if kind == "causal" and strategy == "packed":
             if compile_model:
                 from .compiled import CompiledBody
 
-                self.body = CompiledBody(model.base_model, name=getattr(model.config, "_name_or_path", "") or "")
-                self.packed_body = self.body
+                name = getattr(model.config, "_name_or_path", "") or ""
+                self.packed_body = CompiledBody(model.base_model, name=name)
             else:
                 self.packed_body = packed_body(model.base_model, compiled=False)
         self.tokenizer = tokenizer
@@ -115,6 +114,11 @@ class LMScorer:
         # transformers 5 renamed the forward argument past_key_values to cache
         parameters = inspect.signature(model.base_model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in parameters else "past_key_values"
+
+    @property
+    def body(self):
+        """The torch.compile'd body of the packed causal path (compiled.py); None when it runs eagerly."""
+        return None if self.packed_body is None or isinstance(self.packed_body, PackedBody) else self.packed_body
 
     # -- text -> token ids -------------------------------------------------------------------
 
