@@ -266,7 +266,7 @@ def main() -> None:
     flops = (
         2 * body * processed
         + 2 * head.numel() * counts["candidate_tokens"]
-        - 2 * last_mlp * (counts["mlp_skipped_tokens"] if trimmed is not None else 0)
+        - 2 * last_mlp * counts["mlp_skipped_tokens"]
     )
     achieved = flops / ours_s / 1e12
     line = (

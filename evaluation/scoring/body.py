@@ -68,12 +68,12 @@ def _transformers_classes(names: tuple[str, ...]) -> tuple[type, ...]:
     return tuple(getattr(activations, n) for n in names if hasattr(activations, n))
 
 
-def _replacement(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module | None:
+def _replacement(
+    module: torch.nn.Module, *, compiled: bool, python_forms: tuple[type, ...], fused_forms: tuple[type, ...]
+) -> torch.nn.Module | None:
     """The module to put in place of ``module``, or None to keep it."""
-    python_form = isinstance(module, _transformers_classes(_PYTHON_TANH_GELUS))
-    fused_form = isinstance(module, _transformers_classes(_FUSED_TANH_GELUS)) or (
-        isinstance(module, torch.nn.GELU) and module.approximate == "tanh"
-    )
+    python_form = isinstance(module, python_forms)
+    fused_form = isinstance(module, fused_forms) or (isinstance(module, torch.nn.GELU) and module.approximate == "tanh")
     if compiled and (python_form or fused_form):
         return SigmoidGELU()
     if not compiled and python_form:
@@ -86,9 +86,13 @@ def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
     copied), with each tanh-approximated GELU in the fastest form for eager or compiled runs."""
     shared = {id(t): t for t in (*module.parameters(), *module.buffers())}
     clone = copy.deepcopy(module, shared)
+    forms = {
+        "python_forms": _transformers_classes(_PYTHON_TANH_GELUS),
+        "fused_forms": _transformers_classes(_FUSED_TANH_GELUS),
+    }
     for parent in clone.modules():
         for name, child in list(parent.named_children()):
-            replacement = _replacement(child, compiled=compiled)
+            replacement = _replacement(child, compiled=compiled, **forms)
             if replacement is not None:
                 setattr(parent, name, replacement)
     return clone
