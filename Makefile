@@ -35,6 +35,7 @@ test: install lint test-sqlite test-postgres
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 test-sqlite: install
 	@echo "== test suite on SQLite =="

@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation and curation"
+
+    def ready(self) -> None:
+        from annotation.services.job_handlers import HANDLERS
+        from core.job_registry import job_kind_register
+
+        for params, handler in HANDLERS.items():
+            job_kind_register(params=params, handler=handler)

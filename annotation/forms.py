@@ -1,7 +1,8 @@
 from django import forms
 from django.core.validators import validate_slug
 
-from annotation.models import FilterRules
+from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
+from annotation.models import Dataset, FilterRules
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 
 
@@ -9,7 +10,16 @@ class DialogueImportForm(forms.Form):
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
     format = forms.ChoiceField(choices=[(f, f) for f in DIALOGUE_FORMATS])
     dataset = forms.CharField(validators=[validate_slug], help_text="New or existing dataset name")
-    context_turns = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    context_turns = forms.IntegerField(
+        min_value=1, max_value=20, initial=ImportDialoguesParams.default("context_turns")
+    )
+
+    def job_params(self, *, path: str) -> ImportDialoguesParams:
+        """The job's parameters, with the uploaded file stored at ``path``."""
+        d = self.cleaned_data
+        return ImportDialoguesParams(
+            path=path, format=d["format"], dataset=d["dataset"], context_turns=d["context_turns"]
+        )
 
 
 class TestsetImportForm(forms.Form):
@@ -18,7 +28,13 @@ class TestsetImportForm(forms.Form):
     )
     scores = forms.FileField(required=False, label="human_scores.jsonl", help_text="optional, aligned with the TSV")
     dataset = forms.CharField(validators=[validate_slug])
-    context_turns = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    context_turns = forms.IntegerField(min_value=1, max_value=20, initial=ImportTestsetParams.default("context_turns"))
+
+    def job_params(self, *, path: str, scores_path: str | None) -> ImportTestsetParams:
+        d = self.cleaned_data
+        return ImportTestsetParams(
+            path=path, scores_path=scores_path, dataset=d["dataset"], context_turns=d["context_turns"]
+        )
 
 
 class ScoreImportForm(forms.Form):
@@ -26,12 +42,29 @@ class ScoreImportForm(forms.Form):
 
 
 class BuildTestsetForm(forms.Form):
-    name = forms.CharField(validators=[validate_slug], help_text="Name of the new, frozen release")
-    false_per_question = forms.IntegerField(min_value=1, max_value=20, initial=3, label="False candidates per question")
-    seed = forms.IntegerField(initial=0)
+    name = forms.CharField(validators=[validate_slug], help_text="Name of the new, frozen test set")
+    false_per_question = forms.IntegerField(
+        min_value=1,
+        max_value=20,
+        initial=BuildTestsetParams.default("false_per_question"),
+        label="False candidates per question",
+    )
+    seed = forms.IntegerField(initial=BuildTestsetParams.default("seed"))
     rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), empty_label=None)
+
+    def job_params(self, *, dataset: Dataset) -> BuildTestsetParams:
+        d = self.cleaned_data
+        return BuildTestsetParams(
+            dataset=dataset.name,
+            name=d["name"],
+            false_per_question=d["false_per_question"],
+            seed=d["seed"],
+            rules_version=d["rules"].version,
+        )
 
 
 class PreviewForm(forms.Form):
     rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), required=False)
-    false_per_question = forms.IntegerField(min_value=1, max_value=20, initial=3, required=False)
+    false_per_question = forms.IntegerField(
+        min_value=1, max_value=20, initial=BuildTestsetParams.default("false_per_question"), required=False
+    )

@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
-from annotation.models import Annotator, Candidate, Dataset, FilterRules, Job, JobStatus, Score, job_cache_key
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Score
 from annotation.rules import (
     FalseDecision,
     GroundTruthDecision,
@@ -209,24 +209,6 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
             score_category_table(scores=Score.objects.filter(candidate_id__in=chunk, annotator__scores_excluded=False))
         )
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
-
-
-def job_live_progress(*, job: Job) -> dict:
-    """Progress as a worker last reported it: the cache while running (an import's own
-    transaction hides its writes), the row otherwise."""
-    values = {
-        "progress": job.progress,
-        "done_count": job.done_count,
-        "total_count": job.total_count,
-        "failed_count": job.failed_count,
-    }
-    if job.status == JobStatus.RUNNING:
-        values.update(cache.get(job_cache_key(job.pk, "progress")) or {})
-    return values
-
-
-def jobs_recent(*, limit: int = 50) -> QuerySet:
-    return Job.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]
 
 
 def annotator_progress(*, annotator) -> dict:

@@ -11,7 +11,6 @@ urlpatterns = [
     path("crowd/u/<str:token>/", views.crowd_unit, name="crowd-unit"),
     path("crowd/l/<str:token>/", views.crowd_link, name="crowd-link"),
     path("crowd/l/<str:token>/next/", views.crowd_link_next, name="crowd-link-next"),
-    path("healthz", views.healthz, name="healthz"),
     path("invite/<str:token>/", views.invite_accept_view, name="invite-accept"),
     path("dashboard/", views.dashboard_index, name="dashboard"),
     path("dashboard/<slug:name>/", views.dashboard_dataset, name="dashboard-dataset"),
@@ -19,8 +18,4 @@ urlpatterns = [
     path("dashboard/<slug:name>/open", views.dashboard_open, name="dashboard-open"),
     path("dashboard/<slug:name>/invite", views.dashboard_invite, name="dashboard-invite"),
     path("dashboard/<slug:name>/annotators/<int:annotator_id>/block", views.dashboard_block, name="dashboard-block"),
-    path("jobs/", views.job_list, name="job-list"),
-    path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
-    path("jobs/<int:job_id>/status.json", views.job_status_json, name="job-status-json"),
-    path("jobs/<int:job_id>/cancel", views.job_cancel_view, name="job-cancel"),
 ]

@@ -87,7 +87,7 @@ def setup(n_questions: int, n_annotators: int) -> list[str]:
 
     from annotation.models import Annotator, Candidate, Context, Dataset, DatasetMembership, Question, Turn
     from annotation.services.assignment import annotation_open
-    from annotation.text import text_hash
+    from core.text import text_hash
 
     call_command("migrate", verbosity=0)
     dataset = Dataset.objects.create(name="bench", adaptive_stopping=False, attention_check_rate=0.1)

@@ -115,7 +115,7 @@ def build(n_questions: int) -> None:
     from annotation.models import Annotator, Candidate, Context, Dataset, Question, Score
     from annotation.services.assignment import annotation_open
     from annotation.services.quality import quality_refresh
-    from annotation.text import text_hash
+    from core.text import text_hash
 
     call_command("migrate", verbosity=0)
     start = time.perf_counter()

@@ -72,8 +72,8 @@ def write_corpus(path: Path, n: int, texts: list[str]) -> None:
 
 def orm_import(path: Path, name: str, batch: int = 5000) -> int:
     """The peer: what one writes with the ORM alone (normalisation as ours, for a fair comparison)."""
-    from annotation.text import clean_text, count_tokens, text_hash
-    from retrieval.models import Repository, Utterance
+    from annotation.models import Repository, Utterance
+    from core.text import clean_text, count_tokens, text_hash
 
     repository = Repository.objects.create(name=name)
     rows = []

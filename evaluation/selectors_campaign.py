@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from annotation.models import TestSetCandidate, TestSetQuestion
+from annotation.models import Repository, TestSetCandidate, TestSetQuestion, Utterance
 from evaluation.baselines import Question
 from evaluation.models import Campaign, GeneratedResponse
 from evaluation.selectors import context_turns, human_ratings
-from retrieval.models import Repository, Utterance
 
 
 def campaign_generation_systems(*, campaign: Campaign) -> dict[int, dict]:

@@ -3,12 +3,14 @@ from django.db.models import Count
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.admin.common import ReadOnlyAdmin, render_form, start_job
-from annotation.models import JobKind
-from annotation.services.jobs import job_create
-from annotation.services.uploads import upload_store
-from retrieval.forms import RepositoryImportForm
-from retrieval.models import QuestionRetrieval, Repository, RetrievalIndex, Utterance
+from annotation.admin.dataset_tools import DatasetTool
+from annotation.models import Dataset, Repository, Utterance
+from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.services.jobs import job_create
+from core.services.uploads import upload_store
+from retrieval.forms import PoolForm, RepositoryImportForm
+from retrieval.job_params import BuildIndexesParams
+from retrieval.models import QuestionRetrieval, RetrievalIndex
 
 
 @admin.register(Repository)
@@ -29,9 +31,7 @@ class RepositoryAdmin(admin.ModelAdmin):
     @admin.action(description="Build new search indexes (BM25 and embeddings)")
     def build_indexes(self, request, queryset):
         for repository in queryset:
-            job = job_create(
-                kind=JobKind.BUILD_INDEXES, params={"repository": repository.name}, created_by=request.user
-            )
+            job = job_create(params=BuildIndexesParams(repository=repository.name), created_by=request.user)
             messages.info(
                 request,
                 format_html(
@@ -50,18 +50,8 @@ class RepositoryAdmin(admin.ModelAdmin):
     def import_view(self, request):
         form = RepositoryImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            d = form.cleaned_data
-            return start_job(
-                request,
-                kind=JobKind.IMPORT_REPOSITORY,
-                params={
-                    "path": str(upload_store(uploaded=d["file"])),
-                    "name": d["name"],
-                    "format": d["format"],
-                    "min_tokens": d["min_tokens"],
-                    "exclude_datasets": [ds.name for ds in d["exclude_datasets"]],
-                },
-            )
+            path = str(upload_store(uploaded=form.cleaned_data["file"]))
+            return start_job(request, params=form.job_params(path=path))
         return render_form(
             request,
             self,
@@ -106,3 +96,22 @@ class QuestionRetrievalAdmin(ReadOnlyAdmin):
     list_filter = ["status", "repository", "question__dataset"]
     list_select_related = ["repository"]
     raw_id_fields = ["question", "job"]
+
+
+def dataset_pools_view(model_admin: admin.ModelAdmin, request, dataset: Dataset):
+    """Candidate pools for a dataset: a page of the dataset admin (registered in apps.py)."""
+    form = PoolForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        return start_job(request, params=form.job_params(dataset=dataset))
+    return render_form(
+        request,
+        model_admin,
+        form=form,
+        title=f"Build candidate pools for {dataset.name}",
+        intro="For every question, utterances related to its ground truth are retrieved from the repository "
+        "by BM25 and by embedding similarity. Missing or stale search indexes are built first. Questions "
+        "whose pool is finished are skipped, so the job can be run again after a failure.",
+    )
+
+
+DATASET_POOLS_TOOL = DatasetTool(slug="pools", label="candidate pools", view=dataset_pools_view)

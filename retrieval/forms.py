@@ -1,16 +1,18 @@
 from django import forms
 from django.core.validators import validate_slug
 
-from annotation.models import Dataset
-from retrieval.models import Repository
+from annotation.models import Dataset, Repository
+from retrieval.job_params import BuildPoolsParams, ImportRepositoryParams
 from retrieval.services.repository_import import FORMATS
 
 
 class RepositoryImportForm(forms.Form):
     file = forms.FileField(help_text="One utterance per line (.gz too), Cornell movie_lines.txt, or DailyDialog")
     name = forms.CharField(validators=[validate_slug], help_text="New repository, or an existing one to add to")
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
-    min_tokens = forms.IntegerField(min_value=0, initial=1, help_text="Skip utterances with fewer words")
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial=ImportRepositoryParams.default("format"))
+    min_tokens = forms.IntegerField(
+        min_value=0, initial=ImportRepositoryParams.default("min_tokens"), help_text="Skip utterances with fewer words"
+    )
     exclude_datasets = forms.ModelMultipleChoiceField(
         queryset=Dataset.objects.order_by("name"),
         required=False,
@@ -18,16 +20,33 @@ class RepositoryImportForm(forms.Form):
         help_text="Leave out every utterance that occurs in these datasets",
     )
 
+    def job_params(self, *, path: str) -> ImportRepositoryParams:
+        """The job's parameters, with the uploaded file stored at ``path``."""
+        d = self.cleaned_data
+        return ImportRepositoryParams(
+            path=path,
+            name=d["name"],
+            format=d["format"],
+            min_tokens=d["min_tokens"],
+            exclude_datasets=[ds.name for ds in d["exclude_datasets"]],
+        )
+
 
 class PoolForm(forms.Form):
     repository = forms.ModelChoiceField(queryset=Repository.objects.order_by("name"), to_field_name="name")
-    lexical = forms.IntegerField(min_value=0, max_value=100, initial=5, label="BM25 candidates")
-    dense = forms.IntegerField(min_value=0, max_value=100, initial=5, label="Embedding candidates")
-    min_tokens = forms.IntegerField(min_value=0, initial=3, help_text="Skip shorter utterances")
+    lexical = forms.IntegerField(
+        min_value=0, max_value=100, initial=BuildPoolsParams.default("lexical"), label="BM25 candidates"
+    )
+    dense = forms.IntegerField(
+        min_value=0, max_value=100, initial=BuildPoolsParams.default("dense"), label="Embedding candidates"
+    )
+    min_tokens = forms.IntegerField(
+        min_value=0, initial=BuildPoolsParams.default("min_tokens"), help_text="Skip shorter utterances"
+    )
     paraphrase_threshold = forms.FloatField(
         min_value=0,
         max_value=1.01,
-        initial=0.95,
+        initial=BuildPoolsParams.default("paraphrase_threshold"),
         help_text="Skip utterances at least this similar (cosine) to the ground truth",
     )
     exclude_datasets = forms.ModelMultipleChoiceField(
@@ -42,3 +61,15 @@ class PoolForm(forms.Form):
         if (data.get("lexical") or 0) + (data.get("dense") or 0) < 1:
             raise forms.ValidationError("Ask for at least one candidate per question.")
         return data
+
+    def job_params(self, *, dataset: Dataset) -> BuildPoolsParams:
+        d = self.cleaned_data
+        return BuildPoolsParams(
+            dataset=dataset.name,
+            repository=d["repository"].name,
+            lexical=d["lexical"],
+            dense=d["dense"],
+            min_tokens=d["min_tokens"],
+            paraphrase_threshold=d["paraphrase_threshold"],
+            exclude_datasets=[ds.name for ds in d["exclude_datasets"]],
+        )

@@ -5,11 +5,12 @@ from pathlib import Path
 
 from django.conf import settings
 
+from annotation.models import Repository
 from retrieval.dense.encoder import get_encoder
 from retrieval.dense.search_index import DenseIndex
 from retrieval.dense.store import EmbeddingStore
 from retrieval.lexical.base import LexicalBackend
-from retrieval.models import IndexKind, IndexStatus, Repository, RetrievalIndex
+from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
 
 _open: dict[tuple, object] = {}
 _lock = threading.Lock()

@@ -24,7 +24,7 @@ def empty_cache():
 @pytest.fixture
 def sent_tasks(monkeypatch) -> list[tuple[str, str, list]]:
     """Where each job's Celery task is sent: ``(task path, queue, args)``, instead of a broker."""
-    from annotation.services import jobs
+    from core.services import jobs
 
     sent = []
 

@@ -9,11 +9,12 @@ from annotation.models import (
     Context,
     Dataset,
     Question,
+    Repository,
     Score,
     Turn,
+    Utterance,
 )
-from annotation.text import text_hash
-from retrieval.models import Repository, Utterance
+from core.text import text_hash
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -1,16 +1,20 @@
+from functools import partial
+
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from annotation.forms import BuildTestsetForm, DialogueImportForm, PreviewForm, TestsetImportForm
-from annotation.models import Candidate, Context, Dataset, JobKind, Question, Turn
+from annotation.job_params import BuildTestsetParams
+from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
-from annotation.services.uploads import upload_store
+from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.services.uploads import upload_store
 
-from .common import ReadOnlyAdmin, render_form, start_job
+from .dataset_tools import DatasetTool, dataset_tools
 
 
 @admin.register(Dataset)
@@ -74,38 +78,47 @@ class DatasetAdmin(admin.ModelAdmin):
     def actions_links(self, obj):
         if obj.is_rating:
             return format_html('<a href="{}">ratings dashboard</a>', reverse("dashboard-dataset", args=[obj.name]))
-        return format_html(
-            '<a href="{}">candidate pools</a> · <a href="{}">filter preview &amp; agreement</a> · '
-            '<a href="{}">build test set</a>',
-            reverse("admin:annotation_dataset_pools", args=[obj.pk]),
-            reverse("admin:annotation_dataset_preview", args=[obj.pk]),
-            reverse("admin:annotation_dataset_build", args=[obj.pk]),
-        )
+        links = [
+            (reverse(f"admin:annotation_dataset_{tool.slug}", args=[obj.pk]), tool.label) for tool in dataset_tools()
+        ]
+        links += [
+            (reverse("admin:annotation_dataset_preview", args=[obj.pk]), "filter preview & agreement"),
+            (reverse("admin:annotation_dataset_build", args=[obj.pk]), "build test set"),
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     def get_urls(self):
         view = self.admin_site.admin_view
-        return [
-            path("import-dialogues/", view(self.import_dialogues_view), name="annotation_dataset_import_dialogues"),
-            path("import-testset/", view(self.import_testset_view), name="annotation_dataset_import_testset"),
-            path("<int:pk>/preview/", view(self.preview_view), name="annotation_dataset_preview"),
-            path("<int:pk>/build/", view(self.build_view), name="annotation_dataset_build"),
-            path("<int:pk>/pools/", view(self.pools_view), name="annotation_dataset_pools"),
-        ] + super().get_urls()
+        return (
+            [
+                path("import-dialogues/", view(self.import_dialogues_view), name="annotation_dataset_import_dialogues"),
+                path("import-testset/", view(self.import_testset_view), name="annotation_dataset_import_testset"),
+                path("<int:pk>/preview/", view(self.preview_view), name="annotation_dataset_preview"),
+                path("<int:pk>/build/", view(self.build_view), name="annotation_dataset_build"),
+            ]
+            + [
+                path(
+                    f"<int:pk>/{tool.slug}/",
+                    view(partial(self.tool_view, tool)),
+                    name=f"annotation_dataset_{tool.slug}",
+                )
+                for tool in dataset_tools()
+            ]
+            + super().get_urls()
+        )
+
+    def tool_view(self, tool: DatasetTool, request, pk):
+        """A registered dataset tool (dataset_tools): every one of them builds toward a test set."""
+        dataset = get_object_or_404(Dataset, pk=pk)
+        if dataset.is_rating:
+            return self._refuse_rating(request, dataset, tool.label)
+        return tool.view(self, request, dataset)
 
     def import_dialogues_view(self, request):
         form = DialogueImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(
-                request,
-                kind=JobKind.IMPORT_DIALOGUES,
-                params={
-                    "path": str(upload_store(uploaded=d["file"])),
-                    "format": d["format"],
-                    "dataset": d["dataset"],
-                    "context_turns": d["context_turns"],
-                },
-            )
+            return start_job(request, params=form.job_params(path=str(upload_store(uploaded=d["file"]))))
         return render_form(
             request,
             self,
@@ -119,16 +132,11 @@ class DatasetAdmin(admin.ModelAdmin):
         form = TestsetImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
-            return start_job(
-                request,
-                kind=JobKind.IMPORT_TESTSET,
-                params={
-                    "path": str(upload_store(uploaded=d["tsv"])),
-                    "scores_path": str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
-                    "dataset": d["dataset"],
-                    "context_turns": d["context_turns"],
-                },
+            params = form.job_params(
+                path=str(upload_store(uploaded=d["tsv"])),
+                scores_path=str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
             )
+            return start_job(request, params=params)
         return render_form(
             request,
             self,
@@ -142,7 +150,7 @@ class DatasetAdmin(admin.ModelAdmin):
         dataset = get_object_or_404(Dataset, pk=pk)
         if dataset.is_rating:
             return self._refuse_rating(request, dataset, "the filter preview and test-set yield")
-        rules, k = filter_rules_current(), 3
+        rules, k = filter_rules_current(), BuildTestsetParams.default("false_per_question")
         form = PreviewForm(request.GET or None, initial={"rules": rules, "false_per_question": k})
         if form.is_valid():
             rules = form.cleaned_data["rules"] or rules
@@ -165,18 +173,7 @@ class DatasetAdmin(admin.ModelAdmin):
             return self._refuse_rating(request, dataset, "test-set builds")
         form = BuildTestsetForm(request.POST or None, initial={"rules": filter_rules_current()})
         if request.method == "POST" and form.is_valid():
-            d = form.cleaned_data
-            return start_job(
-                request,
-                kind=JobKind.BUILD_TESTSET,
-                params={
-                    "dataset": dataset.name,
-                    "name": d["name"],
-                    "false_per_question": d["false_per_question"],
-                    "seed": d["seed"],
-                    "rules_version": d["rules"].version,
-                },
-            )
+            return start_job(request, params=form.job_params(dataset=dataset))
         return render_form(
             request,
             self,
@@ -184,38 +181,6 @@ class DatasetAdmin(admin.ModelAdmin):
             title=f"Build a test set from {dataset.name}",
             intro="The release is frozen once built: its questions, candidate order, scores and "
             "the sha256 of every export are recorded in its manifest.",
-        )
-
-    def pools_view(self, request, pk):
-        from retrieval.forms import PoolForm  # the retrieval app builds on this one
-
-        dataset = get_object_or_404(Dataset, pk=pk)
-        if dataset.is_rating:
-            return self._refuse_rating(request, dataset, "candidate pools")
-        form = PoolForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
-            d = form.cleaned_data
-            return start_job(
-                request,
-                kind=JobKind.BUILD_POOLS,
-                params={
-                    "dataset": dataset.name,
-                    "repository": d["repository"].name,
-                    "lexical": d["lexical"],
-                    "dense": d["dense"],
-                    "min_tokens": d["min_tokens"],
-                    "paraphrase_threshold": d["paraphrase_threshold"],
-                    "exclude_datasets": [ds.name for ds in d["exclude_datasets"]],
-                },
-            )
-        return render_form(
-            request,
-            self,
-            form=form,
-            title=f"Build candidate pools for {dataset.name}",
-            intro="For every question, utterances related to its ground truth are retrieved from the repository "
-            "by BM25 and by embedding similarity. Missing or stale search indexes are built first. Questions "
-            "whose pool is finished are skipped, so the job can be run again after a failure.",
         )
 
 

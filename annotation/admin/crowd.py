@@ -24,12 +24,12 @@ from annotation.crowd.services import (
     crowd_worker_unblock,
     crowd_workers_notify,
 )
-from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask, JobKind
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_create
-from annotation.services.uploads import upload_store
-
-from .common import ReadOnlyAdmin, render_form, start_job
+from annotation.job_params import CrowdPublishParams, CrowdSyncParams
+from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
+from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.errors import UserError
+from core.services.jobs import job_create
+from core.services.uploads import upload_store
 
 
 class PublishForm(forms.Form):
@@ -112,11 +112,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             if batch.production and not confirmed:
                 form.add_error("confirm_production", "Production publishing must be confirmed.")
             else:
-                return start_job(
-                    request,
-                    kind=JobKind.CROWD_PUBLISH,
-                    params={"batch_id": batch.pk, "confirm_production": confirmed},
-                )
+                return start_job(request, params=CrowdPublishParams(batch_id=batch.pk, confirm_production=confirmed))
         # The balance is a call to the platform: asked for with a link on the page, not on every view.
         balance, balance_error = None, ""
         if request.method == "GET" and request.GET.get("balance"):
@@ -201,7 +197,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     @admin.action(description="Sync submitted work (background job)")
     def sync_action(self, request, queryset):
         for batch in queryset:
-            job_create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk}, created_by=request.user)
+            job_create(params=CrowdSyncParams(batch_id=batch.pk), created_by=request.user)
         self.message_user(request, f"Sync started for {queryset.count()} batch(es); see Jobs.")
 
     @admin.action(description="Expire (no new workers can start)")

@@ -8,8 +8,7 @@ from django.utils.html import format_html, format_html_join
 
 from annotation.models import TestSet
 from annotation.release_io import EXPORTS, export_filename, manifest_bytes, render_export
-
-from .common import ReadOnlyAdmin
+from core.admin.helpers import ReadOnlyAdmin
 
 
 @admin.register(TestSet)

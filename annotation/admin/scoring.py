@@ -2,11 +2,11 @@ from django.contrib import admin
 from django.urls import path
 
 from annotation.forms import ScoreImportForm
-from annotation.models import Annotator, FilterRules, JobKind, Score
+from annotation.job_params import ImportScoresParams
+from annotation.models import Annotator, FilterRules, Score
 from annotation.services.filter_rules import filter_rules_create
-from annotation.services.uploads import upload_store
-
-from .common import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.services.uploads import upload_store
 
 
 @admin.register(Annotator)
@@ -36,11 +36,8 @@ class ScoreAdmin(ReadOnlyAdmin):
     def import_view(self, request):
         form = ScoreImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            return start_job(
-                request,
-                kind=JobKind.IMPORT_SCORES,
-                params={"path": str(upload_store(uploaded=form.cleaned_data["file"]))},
-            )
+            path = str(upload_store(uploaded=form.cleaned_data["file"]))
+            return start_job(request, params=ImportScoresParams(path=path))
         return render_form(
             request,
             self,

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from annotation.models import Annotator, CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 
 @dataclass

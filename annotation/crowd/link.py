@@ -24,7 +24,7 @@ from annotation.models import (
     CrowdTaskStatus,
     QuestionWork,
 )
-from annotation.services.errors import ImportFileError, UserError
+from core.errors import ImportFileError, UserError
 
 from .base import Provider
 

@@ -22,7 +22,7 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from . import mturk_client
 from .base import Provider, SyncReport

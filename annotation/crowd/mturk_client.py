@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape
 
 from django.conf import settings
 
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from .base import SyncReport
 from .mturk_client import MTurk

@@ -26,7 +26,7 @@ from annotation.models import (
     CrowdBonus,
     CrowdProvider,
 )
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from .base import Provider, SyncReport
 from .link import LinkProvider, link_url

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
+from annotation.job_params import CrowdSyncParams
 from annotation.models import (
     Annotator,
     AssignmentStatus,
@@ -22,15 +23,13 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
     Dataset,
-    Job,
-    JobKind,
-    JobStatus,
     QuestionWork,
 )
 from annotation.services.annotators_admin import annotator_block, annotator_unblock
 from annotation.services.assignment import annotation_open
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_create
+from core.errors import UserError
+from core.models import Job, JobStatus
+from core.services.jobs import job_create
 
 from .base import SyncReport, provider_for
 from .mturk_client import FEEDBACK_MAX, request_token
@@ -122,7 +121,7 @@ def crowd_sync_in_flight(*, batch: CrowdBatch, now=None) -> bool:
     """Whether a sync job of the batch is queued or running (and showed a sign of life lately)."""
     since = (now or timezone.now()) - SYNC_IN_FLIGHT_FOR
     jobs = Job.objects.filter(
-        kind=JobKind.CROWD_SYNC, status__in=[JobStatus.PENDING, JobStatus.RUNNING], params__batch_id=batch.pk
+        kind=CrowdSyncParams.kind, status__in=[JobStatus.PENDING, JobStatus.RUNNING], params__batch_id=batch.pk
     )
     return jobs.filter(Q(heartbeat_at__gte=since) | Q(heartbeat_at__isnull=True, created_at__gte=since)).exists()
 
@@ -139,7 +138,7 @@ def crowd_sync_due(*, now=None) -> list[Job]:
             )
             if batch is None or crowd_sync_in_flight(batch=batch, now=now):
                 continue
-            started.append(job_create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk, "periodic": True}))
+            started.append(job_create(params=CrowdSyncParams(batch_id=batch.pk, periodic=True)))
     return started
 
 

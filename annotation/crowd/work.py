@@ -28,8 +28,8 @@ from annotation.models import (
     CrowdTaskStatus,
 )
 from annotation.services.assignment import unit_lease_question
-from annotation.services.errors import UserError
 from annotation.services.submission import Answer, SubmitResult, unit_submit
+from core.errors import UserError
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 _MTURK_ID = re.compile(r"^[A-Z0-9]{1,64}$")

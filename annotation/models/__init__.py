@@ -18,8 +18,8 @@ from .crowd import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from .jobs import Job, JobKind, JobStatus, job_cache_key
 from .release import TestSet, TestSetCandidate, TestSetQuestion
+from .repository import Repository, Utterance
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
 
 __all__ = [
@@ -46,14 +46,12 @@ __all__ = [
     "Dataset",
     "DatasetTask",
     "FilterRules",
-    "Job",
-    "JobKind",
-    "JobStatus",
     "Question",
+    "Repository",
     "Score",
     "TestSet",
     "TestSetCandidate",
     "TestSetQuestion",
     "Turn",
-    "job_cache_key",
+    "Utterance",
 ]

@@ -153,7 +153,7 @@ class Candidate(models.Model):
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="candidates")
     utterance = models.ForeignKey(
-        "retrieval.Utterance", null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
+        "annotation.Utterance", null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
     )
     text = models.TextField()
     text_hash = models.CharField(max_length=32)

@@ -25,8 +25,7 @@ from annotation.models import (
     QuestionWork,
 )
 from annotation.selectors import filter_rules_current, question_open_candidates
-
-from .errors import UserError
+from core.errors import UserError
 
 
 def annotation_open(*, dataset: Dataset) -> int:

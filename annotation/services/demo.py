@@ -1,43 +1,45 @@
 """Demo data and accounts for `make run`: text written by the WellChosen authors (annotation/demo/)."""
 
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Annotator, AnnotatorProvider, Candidate, Dataset, DatasetMembership, TestSet
+from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership, TestSet
 
-from .assignment import annotation_open
 from .dialogue_import import dialogues_import
 from .testset_build import testset_build
 from .testset_import import testset_import
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_DATASET = "demo-dialogues"
-DEMO_REPOSITORY = "demo-subtitles"
 DEMO_ANNOTATED = "demo-annotated"
 DEMO_RELEASE = "demo-annotated-v1"
 
+# Demo steps of higher apps (retrieval: the demo repository and candidate pools), registered from
+# their AppConfig.ready() and run after this app's own, in order. A step takes ``with_pools`` and
+# returns what it loaded, one line each; like every step it skips what is present already.
+DemoStep = Callable[[bool], list[str]]
+_steps: list[DemoStep] = []
+
+
+def demo_step_register(step: DemoStep) -> None:
+    if step not in _steps:
+        _steps.append(step)
+
 
 def demo_load(*, with_pools: bool = True) -> list[str]:
-    """Load the demo dataset, repository, annotated test set and one release, build candidate pools
-    for the demo dialogues and open them for annotation; whatever is present already is skipped."""
-    from retrieval.models import Repository
-    from retrieval.services.pools import pools_build
-    from retrieval.services.repository_import import repository_import
-
+    """Load the demo dataset, annotated test set and one test set built from it, then each
+    registered step of a higher app (the demo repository, candidate pools for the demo dialogues
+    and opening them for annotation); whatever is present already is skipped."""
     done = []
     with transaction.atomic():
         if not Dataset.objects.filter(name=DEMO_DATASET).exists():
             report = dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
             done.append(f"dataset {DEMO_DATASET}: {report['questions']} questions")
-        if not Repository.objects.filter(name=DEMO_REPOSITORY).exists():
-            report = repository_import(
-                path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET]
-            )
-            done.append(f"repository {DEMO_REPOSITORY}: {report['repository_size']} utterances")
         if not Dataset.objects.filter(name=DEMO_ANNOTATED).exists():
             report = testset_import(
                 tsv_path=DEMO_DIR / "testset.tsv",
@@ -49,19 +51,10 @@ def demo_load(*, with_pools: bool = True) -> list[str]:
             testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_RELEASE, seed=0)
             counts = testset.manifest["counts"]
             done.append(
-                f"release {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)"
+                f"test set {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)"
             )
-    if (
-        with_pools
-        and not Candidate.objects.filter(question__dataset__name=DEMO_DATASET, is_ground_truth=False).exists()
-    ):
-        # Builds the demo's search indexes too (the first run exports the embedding model).
-        report = pools_build(
-            dataset_name=DEMO_DATASET, repository_name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET]
-        )
-        done.append(f"candidate pools for {DEMO_DATASET}: {report['candidates_added']} candidates")
-        units = annotation_open(dataset=Dataset.objects.get(name=DEMO_DATASET))
-        done.append(f"{DEMO_DATASET} open for annotation: {units} units")
+    for step in _steps:
+        done.extend(step(with_pools))
     return done
 
 

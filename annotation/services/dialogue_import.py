@@ -5,9 +5,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from .errors import ImportFileError, UserError
-from .jobs import JobProgress
-from .lines import LineReader, RawLine, decode_field, parse_json_line
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, RawLine, decode_field, parse_json_line
+from core.services.jobs import JobProgress
+
 from .questions import QuestionRecord, check_text, dataset_get_or_create, questions_bulk_create, source_ensure_new
 
 FORMATS = ("dailydialog", "jsonl")

@@ -7,8 +7,7 @@ from django.core import signing
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership
-
-from .errors import UserError
+from core.errors import UserError
 
 INVITE_SALT = "wellchosen.invite"
 INVITE_DAYS = 14

@@ -9,7 +9,8 @@ from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
 from annotation.agreement import agreement_summary, krippendorff_bootstrap
-from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, JobKind, QualitySnapshot, Score
+from annotation.job_params import QualityRefreshParams
+from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, QualitySnapshot, Score
 from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
 from annotation.selectors import (
     OVERALL_AGREEMENT_KEY,
@@ -18,9 +19,9 @@ from annotation.selectors import (
     filter_rules_current,
     score_category_table,
 )
+from core.services.jobs import job_create
 
 from .annotators import annotator_label
-from .jobs import job_create
 
 REFRESH_EVERY_SECONDS = 60
 
@@ -51,7 +52,7 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
 def quality_refresh_soon(*, dataset_id: int) -> None:
     """Queue a refresh at most once a minute per dataset (called after each submission)."""
     if cache.add(f"wellchosen:quality:{dataset_id}", 1, timeout=REFRESH_EVERY_SECONDS):
-        job_create(kind=JobKind.QUALITY_REFRESH, params={"dataset_id": dataset_id})
+        job_create(params=QualityRefreshParams(dataset_id=dataset_id))
 
 
 def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:

@@ -7,9 +7,8 @@ from django.db import IntegrityError
 from django.utils.text import slugify
 
 from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Turn
-from annotation.text import clean_text, text_hash
-
-from .errors import ImportFileError, UserError
+from core.errors import ImportFileError, UserError
+from core.text import clean_text, text_hash
 
 
 @dataclass(slots=True)

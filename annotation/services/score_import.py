@@ -13,11 +13,11 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Candidate, DatasetTask, Score
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, decode_field
+from core.services.jobs import JobProgress
 
 from .annotators import annotator_label, annotators_by_label
-from .errors import ImportFileError, UserError
-from .jobs import JobProgress
-from .lines import LineReader, decode_field
 
 COLUMNS = ("question_id", "candidate_id", "annotator", "score")
 

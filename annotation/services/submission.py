@@ -7,9 +7,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus, QuestionWork, Score
+from core.errors import UserError
 
 from .assignment import work_refresh
-from .errors import UserError
 from .quality import quality_refresh_soon
 
 # An unrelated response should be scored "not appropriate at all": 1, or 0 ("ungrammatical") on the

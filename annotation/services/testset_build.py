@@ -18,10 +18,10 @@ from annotation.selectors import (
     filter_rules_get,
     question_pools,
 )
+from core.errors import UserError
+from core.services.jobs import JobProgress
 
 from .annotators import annotator_label
-from .errors import UserError
-from .jobs import JobProgress
 
 
 def testset_build(

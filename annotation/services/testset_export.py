@@ -6,8 +6,7 @@ from pathlib import Path
 
 from annotation.models import TestSet
 from annotation.release_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
-
-from .errors import UserError
+from core.errors import UserError
 
 
 def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path]:

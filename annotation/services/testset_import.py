@@ -11,11 +11,11 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Score
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, RawLine, decode_field, parse_json_line
+from core.services.jobs import JobProgress
 
 from .annotators import imported_annotators_get_or_create
-from .errors import ImportFileError, UserError
-from .jobs import JobProgress
-from .lines import LineReader, RawLine, decode_field, parse_json_line
 from .questions import (
     CreatedQuestion,
     QuestionRecord,

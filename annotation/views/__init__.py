@@ -9,7 +9,7 @@ from .dashboard import (
     dashboard_refresh,
     invite_accept_view,
 )
-from .jobs import healthz, home, job_cancel_view, job_detail, job_list, job_status_json
+from .home import home
 
 __all__ = [
     "annotate_next",
@@ -26,10 +26,5 @@ __all__ = [
     "dashboard_open",
     "dashboard_refresh",
     "invite_accept_view",
-    "healthz",
     "home",
-    "job_cancel_view",
-    "job_detail",
-    "job_list",
-    "job_status_json",
 ]

@@ -9,8 +9,8 @@ from django.utils.safestring import mark_safe  # constant markup of ours, never 
 from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus, Dataset
 from annotation.selectors import annotator_progress, unit_display
 from annotation.services.assignment import unit_current, unit_next
-from annotation.services.errors import UserError
 from annotation.services.submission import Answer, unit_submit
+from core.errors import UserError
 
 GUIDELINES = [
     (5, "Clearly appropriate", "a natural, fitting reply to this context"),

@@ -28,7 +28,7 @@ from annotation.crowd.work import (
     unit_token,
 )
 from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from .annotate import _answers, _int, scale_context, unit_form_context
 

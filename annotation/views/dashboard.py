@@ -9,12 +9,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.crowd.services import crowd_worker_block_everywhere
+from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
-from annotation.selectors import dataset_progress, jobs_recent, overall_agreement
+from annotation.selectors import dataset_progress, overall_agreement
 from annotation.services.assignment import annotation_open
-from annotation.services.errors import UserError
 from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
-from annotation.services.jobs import job_create
+from core.errors import UserError
+from core.selectors import jobs_recent
+from core.services.jobs import job_create
 
 
 @staff_member_required
@@ -45,7 +47,7 @@ def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def dashboard_refresh(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
-    job = job_create(kind="quality_refresh", params={"dataset_id": dataset.pk}, created_by=request.user)
+    job = job_create(params=QualityRefreshParams(dataset_id=dataset.pk), created_by=request.user)
     messages.info(request, f"Refreshing agreement and quality (job #{job.pk}).")
     return redirect("dashboard-dataset", name=name)
 

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "core",
     "annotation",
     "retrieval",
     "evaluation",
@@ -197,7 +198,7 @@ WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
 # message waiting, not a pile.
 CELERY_BEAT_SCHEDULE = {
     "jobs-requeue-stale": {
-        "task": "annotation.tasks.jobs_requeue_stale_job",
+        "task": "core.tasks.jobs_requeue_stale_job",
         "schedule": float(WELLCHOSEN_JOB_STALE_AFTER),
         "options": {"expires": float(WELLCHOSEN_JOB_STALE_AFTER)},
     }

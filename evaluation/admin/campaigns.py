@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin.common import ReadOnlyAdmin
+from core.admin.helpers import ReadOnlyAdmin
 from evaluation.models import Campaign, Generation, RandomTrialResult
 from evaluation.services.campaigns import campaign_start
 

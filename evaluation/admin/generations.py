@@ -9,10 +9,10 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.admin.common import ReadOnlyAdmin, render_form
 from annotation.models import Dataset
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_cancel
+from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.errors import UserError
+from core.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
 from evaluation.services.generations import generation_start
 from evaluation.services.human_ratings import rating_dataset_create

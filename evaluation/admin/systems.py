@@ -6,10 +6,10 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin.common import ReadOnlyAdmin, render_form
 from annotation.models import TestSet
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_cancel
+from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.errors import UserError
+from core.services.jobs import job_cancel
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
 

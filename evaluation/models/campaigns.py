@@ -40,7 +40,7 @@ class Generation(models.Model):
     max_new_tokens = models.PositiveSmallIntegerField(default=40)
     seed = models.BigIntegerField(default=0, help_text="Sampling seed (nucleus): the same seed, the same responses.")
     status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
-    job = models.ForeignKey("annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The system's updated_at when responses were first written: a changed system needs new responses.
     system_version = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -143,13 +143,13 @@ class Campaign(models.Model):
     generations = models.ManyToManyField(Generation, blank=True, related_name="campaigns")
     # RANDOM: false candidates drawn uniformly from this repository, random_trials seeded trials.
     repository = models.ForeignKey(
-        "retrieval.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
+        "annotation.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )
     random_trials = models.PositiveSmallIntegerField(default=100)
     seed = models.BigIntegerField(default=0)
     bootstrap_resamples = models.PositiveIntegerField(default=1000)
     human_aspect = models.CharField(max_length=40, default="appropriateness")
-    job = models.ForeignKey("annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The last computed report (JSON), so the page does not recompute bootstraps per request.
     report = models.JSONField(default=dict, blank=True)
     report_at = models.DateTimeField(null=True, blank=True)

@@ -99,7 +99,7 @@ class Evaluation(models.Model):
     testset = models.ForeignKey("annotation.TestSet", on_delete=models.PROTECT, related_name="evaluations")
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="evaluations")
     status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
-    job = models.ForeignKey("annotation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The system's updated_at when results were first written: a changed system needs a new evaluation.
     system_version = models.DateTimeField(null=True, blank=True)
     summary = models.JSONField(default=dict, blank=True)

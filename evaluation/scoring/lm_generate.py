@@ -7,7 +7,7 @@ import torch
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
 from .base import ContextTemplate
-from .generate import Decoding, Response, cut, stop_text
+from .decoding import Decoding, Response, cut, stop_text
 from .lm import _special_tokens_around
 
 

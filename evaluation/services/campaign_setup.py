@@ -2,10 +2,9 @@
 
 from django.db import transaction
 
-from annotation.models import TestSet
-from annotation.services.errors import UserError
+from annotation.models import Repository, TestSet
+from core.errors import UserError
 from evaluation.models import Campaign, Generation, System
-from retrieval.models import Repository
 
 
 def campaign_create(

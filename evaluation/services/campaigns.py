@@ -24,17 +24,18 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from annotation.models import Job, JobKind
-from annotation.services.errors import JobCancelled, UserError
-from annotation.services.jobs import JobProgress, job_create, job_execute
+from core.errors import JobCancelled, UserError
+from core.models import Job
+from core.services.jobs import JobProgress, job_create, job_execute
 from evaluation.baselines import TrialQuestion, random_trial
+from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign, RandomTrialResult, System, SystemKind
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_campaign import repository_texts, testset_trial_questions
 
 from .campaign_report import campaign_report_refresh
-from .evaluations import evaluation_run, evaluation_start
+from .evaluations import evaluation_start
 
 # A language model scores each question once per block of trials with up to this many false
 # candidates (5 trials of 3): the context's share of the work drops from about half to a sixth
@@ -44,7 +45,12 @@ FALSE_CANDIDATES_PER_CALL = 16
 
 
 def campaign_start(
-    *, campaign: Campaign, created_by=None, enqueue: bool = True, evaluate: bool = True, device: str | None = None
+    *,
+    campaign: Campaign,
+    created_by=None,
+    enqueue: bool = True,
+    evaluate: bool = CampaignParams.default("evaluate"),
+    device: str | None = None,
 ) -> Job:
     """The campaign's job (CAMPAIGN kind, gpu queue): a queued or running one is returned as is."""
     with transaction.atomic():
@@ -52,8 +58,7 @@ def campaign_start(
         if campaign.job is not None and not campaign.job.is_finished:
             return campaign.job
         job = job_create(
-            kind=JobKind.CAMPAIGN,
-            params={"campaign_id": campaign.pk, "evaluate": evaluate, "device": device},
+            params=CampaignParams(campaign_id=campaign.pk, evaluate=evaluate, device=device),
             created_by=created_by,
             enqueue=enqueue,
         )
@@ -62,7 +67,11 @@ def campaign_start(
 
 
 def campaign_run(
-    *, campaign_id: int, progress: JobProgress | None = None, evaluate: bool = True, device: str | None = None
+    *,
+    campaign_id: int,
+    progress: JobProgress | None = None,
+    evaluate: bool = CampaignParams.default("evaluate"),
+    device: str | None = None,
 ) -> dict:
     """Evaluate every local system on the release (CHOSEN; finished evaluations are kept), run the
     RANDOM trials still missing, then compute and store the report. Parts a campaign lacks (no
@@ -87,33 +96,14 @@ def campaign_run(
     }
 
 
-class _BothProgress:
-    """Progress of an evaluation run inside the campaign job: reported to both jobs, so the campaign
-    job keeps its heartbeat and a cancel of either one stops the run."""
-
-    def __init__(self, *progresses: JobProgress | None) -> None:
-        self.progresses = [p for p in progresses if p is not None]
-
-    def update(self, **kwargs) -> None:
-        for progress in self.progresses:
-            progress.update(**kwargs)
-
-
 def _evaluate(campaign: Campaign, system: System, *, progress: JobProgress | None, device: str | None) -> None:
     _, job = evaluation_start(testset_name=campaign.testset.name, system_name=system.name, enqueue=False, device=device)
     if job is None:
         return  # finished already
 
-    def handler(job: Job, own: JobProgress) -> dict:
-        return evaluation_run(
-            evaluation_id=job.params["evaluation_id"],
-            batch_questions=job.params.get("batch_questions", 256),
-            device=job.params.get("device"),
-            progress=_BothProgress(own, progress),  # type: ignore[arg-type]
-        )
-
-    # job_execute records the outcome on the evaluation's own job; a live worker holding it is left alone.
-    job_execute(job_id=job.pk, handler=handler)
+    # job_execute records the outcome on the evaluation's own job; a live worker holding it is left
+    # alone. Its progress reaches the campaign job too, and a cancel of either one stops it.
+    job_execute(job_id=job.pk, parent=progress)
     if progress and progress.cancel_requested():
         raise JobCancelled()  # the evaluation stopped because the campaign job was cancelled
 

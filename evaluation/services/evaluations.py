@@ -10,9 +10,11 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Job, JobKind, TestSet
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress, job_create
+from annotation.models import TestSet
+from core.errors import UserError
+from core.models import Job
+from core.services.jobs import JobProgress, job_create
+from evaluation.job_params import EvaluateParams
 from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
@@ -27,7 +29,7 @@ def evaluation_start(
     system_name: str,
     created_by=None,
     enqueue: bool = True,
-    batch_questions: int = 256,
+    batch_questions: int = EvaluateParams.default("batch_questions"),
     device: str | None = None,
 ) -> tuple[Evaluation, Job | None]:
     """The evaluation of a system on a release, with a job to run or resume it.
@@ -52,8 +54,7 @@ def evaluation_start(
         elif evaluation.job is not None and not evaluation.job.is_finished:
             return evaluation, evaluation.job  # already queued or running: one job at a time
         job = job_create(
-            kind=JobKind.EVALUATE,
-            params={"evaluation_id": evaluation.pk, "batch_questions": batch_questions, "device": device},
+            params=EvaluateParams(evaluation_id=evaluation.pk, batch_questions=batch_questions, device=device),
             created_by=created_by,
             enqueue=enqueue,
         )
@@ -65,7 +66,11 @@ def evaluation_start(
 
 
 def evaluation_run(
-    *, evaluation_id: int, progress: JobProgress | None = None, batch_questions: int = 256, device: str | None = None
+    *,
+    evaluation_id: int,
+    progress: JobProgress | None = None,
+    batch_questions: int = EvaluateParams.default("batch_questions"),
+    device: str | None = None,
 ) -> dict:
     """Score every unanswered question of the release, then summarise. Returns the summary."""
     evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()

@@ -10,9 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from annotation.models import Dataset, Job, JobKind
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress, job_create
+from annotation.models import Dataset
+from core.errors import UserError
+from core.models import Job
+from core.services.jobs import JobProgress, job_create
+from evaluation.job_params import GenerateParams
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
 from evaluation.scoring.generate import Decoding, context_seed, generator_for
@@ -33,7 +35,7 @@ def generation_start(
     seed: int = 0,
     created_by=None,
     enqueue: bool = True,
-    batch_size: int = 32,
+    batch_size: int = GenerateParams.default("batch_size"),
     device: str | None = None,
 ) -> tuple[Generation, Job | None]:
     """The generation of a system on a dataset, with a job to run or resume it.
@@ -77,8 +79,7 @@ def generation_start(
         for field, value in {**params, "seed": seed}.items():
             setattr(generation, field, value)
         generation.job = job_create(
-            kind=JobKind.GENERATE,
-            params={"generation_id": generation.pk, "batch_size": batch_size, "device": device},
+            params=GenerateParams(generation_id=generation.pk, batch_size=batch_size, device=device),
             created_by=created_by,
             enqueue=enqueue,
         )
@@ -105,7 +106,11 @@ def check_can_generate(system: System) -> None:
 
 
 def generation_run(
-    *, generation_id: int, progress: JobProgress | None = None, batch_size: int = 32, device: str | None = None
+    *,
+    generation_id: int,
+    progress: JobProgress | None = None,
+    batch_size: int = GenerateParams.default("batch_size"),
+    device: str | None = None,
 ) -> dict:
     """Answer every context that has no response yet, then summarise. Returns the summary."""
     generation = Generation.objects.select_related("system", "dataset").filter(pk=generation_id).first()

@@ -20,8 +20,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress
+from core.errors import UserError
+from core.services.jobs import JobProgress
 from evaluation.human import NON_SYSTEMS, AnnotatedResponse, HumanRatingsError, read_zhao_annotated
 from evaluation.models import (
     Campaign,

@@ -23,8 +23,8 @@ from annotation.models import (
     QuestionWork,
     Turn,
 )
-from annotation.services.errors import UserError
-from annotation.text import clean_text, text_hash
+from core.errors import UserError
+from core.text import clean_text, text_hash
 from evaluation.models import GeneratedResponse, Generation
 from evaluation.selectors import context_turns
 

@@ -1,35 +1,33 @@
-"""What the evaluation app's job kinds run: unpack the Job's params and call the service."""
+"""What the evaluation app's job kinds run: their typed parameters handed to the service."""
 
-from annotation.models import Job
-from annotation.services.jobs import JobProgress
+from core.models import Job
+from core.services.jobs import JobProgress
+from evaluation.job_params import CampaignParams, EvaluateParams, GenerateParams
 
 from .campaigns import campaign_run
 from .evaluations import evaluation_run
 from .generations import generation_run
 
 
-def evaluate(job: Job, progress: JobProgress) -> dict:
+def evaluate(params: EvaluateParams, job: Job, progress: JobProgress) -> dict:
     return evaluation_run(
-        evaluation_id=job.params["evaluation_id"],
-        batch_questions=job.params.get("batch_questions", 256),
-        device=job.params.get("device"),
+        evaluation_id=params.evaluation_id,
+        batch_questions=params.batch_questions,
+        device=params.device,
         progress=progress,
     )
 
 
-def generate(job: Job, progress: JobProgress) -> dict:
+def generate(params: GenerateParams, job: Job, progress: JobProgress) -> dict:
     return generation_run(
-        generation_id=job.params["generation_id"],
-        batch_size=job.params.get("batch_size", 32),
-        device=job.params.get("device"),
-        progress=progress,
+        generation_id=params.generation_id, batch_size=params.batch_size, device=params.device, progress=progress
     )
 
 
-def campaign(job: Job, progress: JobProgress) -> dict:
+def campaign(params: CampaignParams, job: Job, progress: JobProgress) -> dict:
     return campaign_run(
-        campaign_id=job.params["campaign_id"],
-        evaluate=job.params.get("evaluate", True),
-        device=job.params.get("device"),
-        progress=progress,
+        campaign_id=params.campaign_id, evaluate=params.evaluate, device=params.device, progress=progress
     )
+
+
+HANDLERS = {EvaluateParams: evaluate, GenerateParams: generate, CampaignParams: campaign}

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.utils.module_loading import import_string
 from django.utils.text import slugify
 
-from annotation.services.errors import UserError
+from core.errors import UserError
 from evaluation.models import System, SystemDtype, SystemKind
 
 

@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from annotation.services.errors import JobCancelled
+from core.errors import JobCancelled
 from evaluation.models import EvaluationStatus
 
 

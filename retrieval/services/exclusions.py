@@ -1,7 +1,7 @@
 """Texts that must never enter a repository or a candidate pool."""
 
 from annotation.models import Candidate, Dataset, Turn
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 
 def excluded_hashes(dataset_names: list[str]) -> set[str]:

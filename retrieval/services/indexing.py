@@ -13,12 +13,13 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.services.jobs import JobProgress
+from annotation.models import Repository, Utterance
+from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
 from retrieval.dense.search_index import faiss_index_build
 from retrieval.dense.store import EmbeddingStoreWriter
 from retrieval.lexical.base import LexicalBackend
-from retrieval.models import IndexKind, IndexStatus, Repository, RetrievalIndex, Utterance
+from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
 from retrieval.selectors import index_current, lexical_backend_for
 
 logger = logging.getLogger(__name__)

@@ -1,40 +1,39 @@
-"""What each retrieval job kind runs: unpack the Job's params and call the service."""
+"""What each retrieval job kind runs: its typed parameters handed to the service."""
 
 from pathlib import Path
 
-from annotation.models import Job
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress
-from retrieval.models import Repository
+from annotation.models import Repository
+from core.errors import UserError
+from core.models import Job
+from core.services.jobs import JobProgress
+from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
 
 from .indexing import embeddings_build, lexical_index_build
 from .pools import PoolSettings, pools_build
 from .repository_import import repository_import
 
 
-def import_repository(job: Job, progress: JobProgress) -> dict:
-    p = job.params
+def import_repository(params: ImportRepositoryParams, job: Job, progress: JobProgress) -> dict:
     return repository_import(
-        path=Path(p["path"]),
-        name=p["name"],
-        fmt=p.get("format", "lines"),
-        min_tokens=p.get("min_tokens", 1),
-        exclude_datasets=p.get("exclude_datasets") or [],
-        encoding=p.get("encoding", "utf-8"),
+        path=Path(params.path),
+        name=params.name,
+        fmt=params.format,
+        min_tokens=params.min_tokens,
+        exclude_datasets=params.exclude_datasets,
+        encoding=params.encoding,
         progress=progress,
     )
 
 
-def build_indexes(job: Job, progress: JobProgress) -> dict:
-    repository = Repository.objects.filter(name=job.params["repository"]).first()
+def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -> dict:
+    repository = Repository.objects.filter(name=params.repository).first()
     if repository is None:
-        raise UserError(f"no repository {job.params['repository']!r}")
-    kinds = job.params.get("kinds") or ["lexical", "dense"]
+        raise UserError(f"no repository {params.repository!r}")
     built = {}
-    if "lexical" in kinds:
+    if "lexical" in params.kinds:
         index = lexical_index_build(repository=repository, progress=progress)
         built["lexical"] = {"name": index.name, "backend": index.backend, "utterances": index.utterance_count}
-    if "dense" in kinds:
+    if "dense" in params.kinds:
         index = embeddings_build(repository=repository, progress=progress)
         built["dense"] = {
             "name": index.name,
@@ -45,19 +44,25 @@ def build_indexes(job: Job, progress: JobProgress) -> dict:
     return built
 
 
-def build_pools(job: Job, progress: JobProgress) -> dict:
-    p = job.params
+def build_pools(params: BuildPoolsParams, job: Job, progress: JobProgress) -> dict:
     settings = PoolSettings(
-        lexical=p.get("lexical", 5),
-        dense=p.get("dense", 5),
-        min_tokens=p.get("min_tokens", 3),
-        paraphrase_threshold=p.get("paraphrase_threshold", 0.95),
+        lexical=params.lexical,
+        dense=params.dense,
+        min_tokens=params.min_tokens,
+        paraphrase_threshold=params.paraphrase_threshold,
     )
     return pools_build(
-        dataset_name=p["dataset"],
-        repository_name=p["repository"],
+        dataset_name=params.dataset,
+        repository_name=params.repository,
         settings=settings,
-        exclude_datasets=p.get("exclude_datasets") or [],
+        exclude_datasets=params.exclude_datasets,
         progress=progress,
         job_id=job.pk,
     )
+
+
+HANDLERS = {
+    ImportRepositoryParams: import_repository,
+    BuildIndexesParams: build_indexes,
+    BuildPoolsParams: build_pools,
+}

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
-from annotation.models import Candidate, CandidateSource, Dataset, Question, Turn
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress
+from annotation.models import Candidate, CandidateSource, Dataset, Question, Repository, Turn, Utterance
+from core.errors import UserError
+from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
-from retrieval.models import PoolStatus, QuestionRetrieval, Repository, Utterance
+from retrieval.job_params import BuildPoolsParams
+from retrieval.models import PoolStatus, QuestionRetrieval
 from retrieval.selectors import dense_index_for, lexical_backend_for
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.indexing import indexes_ensure
@@ -24,10 +25,11 @@ from retrieval.services.indexing import indexes_ensure
 
 @dataclass(frozen=True)
 class PoolSettings:
-    lexical: int = 5
-    dense: int = 5
-    min_tokens: int = 3
-    paraphrase_threshold: float = 0.95  # cosine to the ground truth at or above which a text is a paraphrase
+    # The defaults are the job's (BuildPoolsParams): one place for each.
+    lexical: int = BuildPoolsParams.default("lexical")
+    dense: int = BuildPoolsParams.default("dense")
+    min_tokens: int = BuildPoolsParams.default("min_tokens")
+    paraphrase_threshold: float = BuildPoolsParams.default("paraphrase_threshold")
     fetch: int = 50  # hits asked of each retriever, so that enough survive the exclusions
 
     @property

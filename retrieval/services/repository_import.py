@@ -17,11 +17,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils.text import slugify
 
-from annotation.services.errors import ImportFileError, UserError
-from annotation.services.jobs import JobProgress
-from annotation.services.lines import LineReader, RawLine, decode_field
-from annotation.text import clean_text, count_tokens, strip_formatting_tags, text_hash
-from retrieval.models import Repository, Utterance
+from annotation.models import Repository, Utterance
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, RawLine, decode_field
+from core.services.jobs import JobProgress
+from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from retrieval.services.exclusions import excluded_hashes
 
 FORMATS = ("lines", "cornell", "dailydialog")

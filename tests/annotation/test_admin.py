@@ -5,9 +5,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Dataset, FilterRules, Job, JobStatus, Question, Score, TestSet
+from annotation.models import Dataset, FilterRules, Question, Score, TestSet, Utterance
 from annotation.services.testset_build import testset_build
-from retrieval.models import Utterance
+from core.models import Job, JobStatus
 from tests.factories import DatasetFactory
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
@@ -127,10 +127,12 @@ def test_release_admin_pages_render(admin_client, scored_dataset):
 
 
 @pytest.mark.parametrize(
-    "name", ["dataset", "question", "candidate", "annotator", "score", "filterrules", "job", "context"]
+    "name",
+    ["core_job"]
+    + [f"annotation_{m}" for m in ["dataset", "question", "candidate", "annotator", "score", "filterrules", "context"]],
 )
 def test_annotation_changelists_render(admin_client, scored_dataset, name):
-    assert admin_client.get(reverse(f"admin:annotation_{name}_changelist")).status_code == 200
+    assert admin_client.get(reverse(f"admin:{name}_changelist")).status_code == 200
 
 
 def test_question_change_page_lists_candidates(admin_client, scored_dataset):
@@ -163,18 +165,3 @@ def test_dataset_changelist_query_count_is_constant(admin_client, scored_questio
     with django_assert_max_num_queries(8):
         assert admin_client.get(reverse("admin:annotation_dataset_changelist")).status_code == 200
     assert Dataset.objects.count() == 5
-
-
-def test_resend_action_runs_a_pending_job_whose_message_was_lost(admin_client, django_capture_on_commit_callbacks):
-    from annotation.services.jobs import job_create
-
-    # given a job created while the broker was down (its message never sent)
-    job = job_create(kind="build_testset", params={"dataset": "missing", "name": "x"}, enqueue=False)
-    # when a researcher re-sends it from the job list
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(
-            reverse("admin:annotation_job_changelist"), {"action": "resend_jobs", "_selected_action": [job.pk]}
-        )
-    # then a worker ran it
-    job.refresh_from_db()
-    assert job.status == JobStatus.FAILED and job.error == "no dataset 'missing'"

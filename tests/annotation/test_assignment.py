@@ -6,8 +6,8 @@ from django.utils import timezone
 from annotation.models import Annotator, Assignment, AssignmentStatus, DatasetMembership, QuestionWork, Score
 from annotation.services.annotators_admin import annotator_block
 from annotation.services.assignment import annotation_open, leases_reclaim, unit_next
-from annotation.services.errors import UserError
 from annotation.services.submission import Answer, unit_submit
+from core.errors import UserError
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Job, JobStatus
+from core.models import Job, JobStatus
 from tests.factories import DatasetFactory
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]

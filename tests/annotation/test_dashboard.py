@@ -4,11 +4,12 @@ import time
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotator, DatasetMembership, Job
+from annotation.models import Annotator, DatasetMembership
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.invitations import invite_link_token
 from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
+from core.models import Job
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
 
 

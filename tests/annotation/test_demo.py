@@ -4,9 +4,8 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, TestSet
+from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, Repository, TestSet
 from annotation.services.demo import DEMO_RELEASE, demo_load
-from retrieval.models import Repository
 
 
 @pytest.mark.slow

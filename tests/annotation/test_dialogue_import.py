@@ -4,7 +4,7 @@ import pytest
 
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.services.dialogue_import import dialogues_import
-from annotation.services.errors import ImportFileError, UserError
+from core.errors import ImportFileError, UserError
 
 DAILYDIALOG = (
     "Hello , how are you ? __eou__ Fine , thanks . __eou__ Going to the gym ? __eou__ "

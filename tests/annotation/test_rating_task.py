@@ -17,11 +17,11 @@ from annotation.models import (
 )
 from annotation.selectors import filter_rules_current, question_open_candidates
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.errors import ImportFileError, UserError
 from annotation.services.quality import _histogram_svg, quality_refresh
 from annotation.services.score_import import scores_import
 from annotation.services.submission import Answer, unit_submit
 from annotation.services.testset_build import testset_build
+from core.errors import ImportFileError, UserError
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Dataset, Question, Score
-from annotation.text import text_hash
+from core.text import text_hash
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

@@ -1,8 +1,8 @@
 import pytest
 
 from annotation.models import Annotator, Score
-from annotation.services.errors import ImportFileError, UserError
 from annotation.services.score_import import scores_import
+from core.errors import ImportFileError, UserError
 from tests.factories import CandidateFactory, ScoreFactory, UserFactory
 
 

@@ -1,8 +1,8 @@
 import pytest
 
 from annotation.models import Question, Score, TestSet, TestSetCandidate
-from annotation.services.errors import UserError
 from annotation.services.testset_build import testset_build
+from core.errors import UserError
 from tests.factories import AnnotatorFactory, DatasetFactory, ScoreFactory
 
 GOOD_GT = [5, 5, 4, 5, 5]

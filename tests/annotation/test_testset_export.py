@@ -8,9 +8,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import TestSet, TestSetCandidate
 from annotation.release_io import release_items, render_export
-from annotation.services.errors import UserError
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
+from core.errors import UserError
 from tests.factories import DatasetFactory
 
 GOOD_GT = [5, 5, 4, 5, 5]

@@ -8,9 +8,11 @@ given through the services (the rating page has its own browser test)."""
 
 import pytest
 
-from annotation.models import Candidate, Dataset, DatasetMembership, FilterRules, Job, JobKind, JobStatus
+from annotation.models import Candidate, Dataset, DatasetMembership, FilterRules
 from annotation.services.assignment import unit_next
 from annotation.services.submission import Answer, unit_submit
+from core.models import Job, JobStatus
+from evaluation.job_params import CampaignParams
 from evaluation.models import (
     Campaign,
     Evaluation,
@@ -177,7 +179,7 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     assert campaign.systems.count() == 2 and campaign.generations.count() == 2
     run_action(page, "run_campaigns")
     assert "Campaign job(s) started" in page.inner_text(".messagelist")
-    job = Job.objects.get(kind=JobKind.CAMPAIGN)
+    job = Job.objects.get(kind=CampaignParams.kind)
     assert job.status == JobStatus.SUCCEEDED, job.error
 
     # then the report page lists both systems with their CHOSEN accuracy and RANDOM trials

@@ -7,10 +7,12 @@ import pytest
 from annotation.crowd.costs import crowd_cost_estimate
 from annotation.crowd.services import crowd_batch_create, crowd_review_suggestions
 from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import Assignment, CrowdAssignment, Job, JobKind
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_create
+from annotation.job_params import CrowdSyncParams
+from annotation.models import Assignment, CrowdAssignment
 from annotation.services.submission import Answer
+from core.errors import UserError
+from core.models import Job
+from core.services.jobs import job_create
 from tests.factories import DatasetFactory
 
 from .conftest import assignment_id, hit_id
@@ -91,7 +93,7 @@ def test_the_sync_job_runs_the_provider_and_records_its_report(
     monkeypatch.setattr(mturk.MTurkProvider, "__init__", lambda self, **kw: None)
     monkeypatch.setattr(mturk.MTurkProvider, "sync", lambda self, *, batch: SyncReport(tasks=2, seen=0))
     with django_capture_on_commit_callbacks(execute=True):
-        job = job_create(kind=JobKind.CROWD_SYNC, params={"batch_id": published_tasks[0].batch_id})
+        job = job_create(params=CrowdSyncParams(batch_id=published_tasks[0].batch_id))
     job.refresh_from_db()
     assert job.status == "succeeded" and job.result["tasks"] == 2
     assert Job.objects.count() == 1

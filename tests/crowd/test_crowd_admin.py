@@ -8,8 +8,10 @@ from django.urls import reverse
 
 from annotation.crowd.services import crowd_batch_create
 from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, Job, JobKind
+from annotation.job_params import CrowdPublishParams
+from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus
 from annotation.services.submission import Answer
+from core.models import Job
 
 from .conftest import assignment_id, hit_id
 
@@ -44,7 +46,7 @@ def test_the_changelist_lists_batches_with_their_links(admin_client, mturk_batch
 def test_publishing_a_link_batch_runs_as_a_job(admin_client, link_batch, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(reverse("admin:annotation_crowdbatch_plan", args=[link_batch.pk]), {})
-    job = Job.objects.get(kind=JobKind.CROWD_PUBLISH)
+    job = Job.objects.get(kind=CrowdPublishParams.kind)
     assert response["Location"] == reverse("job-detail", args=[job.pk])
     job.refresh_from_db()
     assert job.status == "succeeded", job.error

@@ -5,7 +5,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import CrowdBatch, Job
+from annotation.models import CrowdBatch
+from core.models import Job
 
 
 def run(*args) -> dict:

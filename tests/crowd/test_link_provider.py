@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.crowd.link import link_approvals_import, link_token, link_url
 from annotation.crowd.services import crowd_batch_create, crowd_batch_publish
 from annotation.models import Annotator, CrowdAssignment, Score
-from annotation.services.errors import ImportFileError
+from core.errors import ImportFileError
 
 
 @pytest.fixture

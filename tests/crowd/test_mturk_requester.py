@@ -11,7 +11,7 @@ from annotation.crowd.services import (
 )
 from annotation.crowd.work import mturk_enter
 from annotation.models import CrowdAssignment, CrowdTask, CrowdTaskStatus, Score
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 from .mturk_helpers import (

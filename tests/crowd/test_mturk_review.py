@@ -13,7 +13,7 @@ from annotation.crowd.services import (
     crowd_worker_block,
 )
 from annotation.models import CrowdAssignment, CrowdBonus, CrowdTask
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 from .conftest import assignment_id, hit_id
 from .mturk_helpers import (

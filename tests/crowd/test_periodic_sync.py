@@ -7,8 +7,9 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.crowd.services import crowd_batch_create
-from annotation.models import Job, JobKind, JobStatus
+from annotation.job_params import CrowdSyncParams
 from annotation.tasks import crowd_sync_due_job
+from core.models import Job, JobStatus
 
 
 def make_batch(dataset, name: str, status: str):
@@ -19,7 +20,7 @@ def make_batch(dataset, name: str, status: str):
 
 
 def sync_jobs(batch) -> list[Job]:
-    return list(Job.objects.filter(kind=JobKind.CROWD_SYNC, params__batch_id=batch.pk))
+    return list(Job.objects.filter(kind=CrowdSyncParams.kind, params__batch_id=batch.pk))
 
 
 def test_the_beat_task_starts_one_sync_job_per_published_batch(dataset, django_capture_on_commit_callbacks):
@@ -37,7 +38,7 @@ def test_the_beat_task_starts_one_sync_job_per_published_batch(dataset, django_c
 def test_a_batch_whose_sync_is_queued_gets_no_second_job(dataset):
     # given a published batch whose sync job is still waiting for a worker
     batch = make_batch(dataset, "busy", "published")
-    Job.objects.create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk})
+    Job.objects.create(kind=CrowdSyncParams.kind, params={"batch_id": batch.pk})
     # when the beat task runs
     crowd_sync_due_job()
     # then no second job was made
@@ -48,7 +49,7 @@ def test_a_batch_whose_sync_is_running_gets_no_second_job(dataset):
     # given a published batch whose sync job is running (heartbeat just now)
     batch = make_batch(dataset, "running", "published")
     Job.objects.create(
-        kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk}, status=JobStatus.RUNNING, heartbeat_at=timezone.now()
+        kind=CrowdSyncParams.kind, params={"batch_id": batch.pk}, status=JobStatus.RUNNING, heartbeat_at=timezone.now()
     )
     # when the beat task runs
     crowd_sync_due_job()
@@ -59,7 +60,7 @@ def test_a_batch_whose_sync_is_running_gets_no_second_job(dataset):
 def test_a_sync_job_silent_for_over_an_hour_does_not_block_the_batch(dataset):
     # given a published batch whose sync job has shown no sign of life for two hours (a lost message)
     batch = make_batch(dataset, "lost", "published")
-    stuck = Job.objects.create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk})
+    stuck = Job.objects.create(kind=CrowdSyncParams.kind, params={"batch_id": batch.pk})
     Job.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(hours=2))
     # when the beat task runs
     crowd_sync_due_job()
@@ -70,7 +71,7 @@ def test_a_sync_job_silent_for_over_an_hour_does_not_block_the_batch(dataset):
 def test_a_finished_sync_does_not_hold_back_the_next_one(dataset):
     # given a published batch synced before
     batch = make_batch(dataset, "synced", "published")
-    Job.objects.create(kind=JobKind.CROWD_SYNC, params={"batch_id": batch.pk}, status=JobStatus.SUCCEEDED)
+    Job.objects.create(kind=CrowdSyncParams.kind, params={"batch_id": batch.pk}, status=JobStatus.SUCCEEDED)
     # when the beat task runs
     crowd_sync_due_job()
     # then a new sync job was started

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, QuestionWork
 from annotation.services.assignment import unit_lease_question
-from annotation.services.errors import UserError
+from core.errors import UserError
 
 
 @pytest.fixture

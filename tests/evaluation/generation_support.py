@@ -1,11 +1,10 @@
 """What the generation tests share: plugin systems (referred to by dotted path), the contexts, a runner."""
 
-from annotation.models import Job
-from annotation.services import jobs
-from annotation.services.jobs import job_execute
+from core.models import Job
+from core.services import jobs
+from core.services.jobs import job_execute
 from evaluation.models import GeneratedResponse
 from evaluation.services.generations import generation_start
-from evaluation.services.job_handlers import generate
 from tests.tiny_models import TEXTS
 
 PLUGINS = "tests.evaluation.generation_support"
@@ -57,7 +56,7 @@ class ScoreOnlyPlugin:
 
 def run(system_name="gpt", dataset_name="chat", **options):
     generation, job = generation_start(system_name=system_name, dataset_name=dataset_name, enqueue=False, **options)
-    job_execute(job_id=job.pk, handler=generate)
+    job_execute(job_id=job.pk)
     job.refresh_from_db()
     generation.refresh_from_db()
     return generation, job

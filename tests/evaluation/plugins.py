@@ -33,8 +33,8 @@ class ScriptedPlugin:
         if cls.fail_on_call == len(cls.calls):
             raise RuntimeError("scripted failure")
         if cls.cancel_on_call == len(cls.calls):
-            from annotation.models import Job
-            from annotation.services.jobs import job_cancel
+            from core.models import Job
+            from core.services.jobs import job_cancel
 
             job_cancel(job_id=Job.objects.filter(kind="evaluate").latest("id").pk)
         return [[_loss(text) for text in cands] for cands in candidates]
@@ -67,8 +67,8 @@ class LongestWinsPlugin:
         cls = type(self)
         cls.scored.append(sum(len(c) for c in candidates))
         if cls.cancel_on_call == len(cls.scored):
-            from annotation.models import Job
-            from annotation.services.jobs import job_cancel
+            from core.models import Job
+            from core.services.jobs import job_cancel
 
             job_cancel(job_id=Job.objects.filter(kind="campaign").latest("id").pk)
         return [[-float(len(c)) for c in cands] for cands in candidates]

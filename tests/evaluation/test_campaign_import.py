@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services.errors import UserError
+from core.errors import UserError
 from evaluation.models import Campaign, GeneratedResponse, Generation, ResponseRating, System, SystemKind
 from evaluation.services.human_import import external_system_name, zhao_ratings_import
 from evaluation.services.systems import system_register

@@ -4,13 +4,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Job, JobKind, JobStatus
-from annotation.services.jobs import job_execute
+from core.models import Job, JobStatus
+from core.services.jobs import job_execute
+from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
 from evaluation.report import CHOSEN, RANDOM, SPLIT_HALF
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaigns import campaign_start
-from evaluation.services.job_handlers import campaign as campaign_handler
 from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with, rated_generation
 from tests.evaluation.plugins import LongestWinsPlugin
 
@@ -48,7 +48,7 @@ def rated_campaign(release, repository, names, **fields) -> Campaign:
 
 def run(campaign: Campaign) -> Job:
     job = campaign_start(campaign=campaign, enqueue=False, device="cpu")
-    job_execute(job_id=job.pk, handler=campaign_handler)
+    job_execute(job_id=job.pk)
     job.refresh_from_db()
     campaign.refresh_from_db()
     return job
@@ -117,7 +117,7 @@ def test_one_job_at_a_time(setup):
     campaign = rated_campaign(*setup, ["shortest"])
     first = campaign_start(campaign=campaign, enqueue=False)
     assert campaign_start(campaign=campaign, enqueue=False) == first
-    assert Job.objects.filter(kind=JobKind.CAMPAIGN).count() == 1
+    assert Job.objects.filter(kind=CampaignParams.kind).count() == 1
 
 
 def test_researcher_runs_the_campaign_from_the_admin_and_reads_the_report(
@@ -132,7 +132,7 @@ def test_researcher_runs_the_campaign_from_the_admin_and_reads_the_report(
             {"action": "run_campaigns", "_selected_action": [campaign.pk]},
         )
     assert response.status_code == 302
-    job = Job.objects.get(kind=JobKind.CAMPAIGN)
+    job = Job.objects.get(kind=CampaignParams.kind)
     assert job.status == JobStatus.SUCCEEDED, job.error
     # then the admin links to the report page, which shows the table and the box plot
     change = admin_client.get(reverse("admin:evaluation_campaign_change", args=[campaign.pk])).content.decode()

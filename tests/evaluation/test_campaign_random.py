@@ -2,15 +2,15 @@
 
 import pytest
 
-from annotation.models import Job, JobKind, JobStatus
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_create, job_execute
+from core.errors import UserError
+from core.models import Job, JobStatus
+from core.services.jobs import job_create, job_execute
 from evaluation.baselines import random_trial
+from evaluation.job_params import CampaignParams
 from evaluation.models import RandomTrialResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.selectors_campaign import repository_texts, testset_trial_questions
 from evaluation.services.campaigns import campaign_random_run, trial_correct
-from evaluation.services.job_handlers import campaign as campaign_handler
 from evaluation.services.systems import system_register
 from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with
 from tests.evaluation.plugins import LongestWinsPlugin
@@ -159,16 +159,16 @@ def test_a_cancelled_run_keeps_its_finished_trials_and_resumes(release, reposito
     # given a campaign job cancelled while scoring its 4th trial (call 1 scores the ground truths)
     campaign = campaign_with(systems=[longest], testset=release, repository=repository, random_trials=TRIALS)
     LongestWinsPlugin.cancel_on_call = 5
-    job = job_create(kind=JobKind.CAMPAIGN, params={"campaign_id": campaign.pk, "evaluate": False}, enqueue=False)
-    job_execute(job_id=job.pk, handler=campaign_handler)
+    job = job_create(params=CampaignParams(campaign_id=campaign.pk, evaluate=False), enqueue=False)
+    job_execute(job_id=job.pk)
     job.refresh_from_db()
     # then the job is cancelled with the trials committed before the cancel
     assert job.status == JobStatus.CANCELLED
     assert sorted(t for _, t in results(campaign)) == [0, 1, 2, 3]
     # and a new run finishes the rest
     LongestWinsPlugin.reset()
-    job = job_create(kind=JobKind.CAMPAIGN, params={"campaign_id": campaign.pk, "evaluate": False}, enqueue=False)
-    job_execute(job_id=job.pk, handler=campaign_handler)
+    job = job_create(params=CampaignParams(campaign_id=campaign.pk, evaluate=False), enqueue=False)
+    job_execute(job_id=job.pk)
     assert Job.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
     assert len(results(campaign)) == TRIALS
     assert len(LongestWinsPlugin.scored) == 1 + TRIALS - 4

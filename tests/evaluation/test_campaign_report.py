@@ -6,13 +6,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Job, JobKind, JobStatus
-from annotation.services.jobs import job_execute
+from core.models import Job, JobStatus
+from core.services.jobs import job_execute
+from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign, System, SystemKind
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaign_report import campaign_report_compute, campaign_report_refresh
 from evaluation.services.campaigns import campaign_start
-from evaluation.services.job_handlers import campaign as campaign_handler
 from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with, rated_generation
 from tests.factories import UserFactory
 
@@ -42,7 +42,7 @@ def reported(db, scored_question):
         description="Plugins & <b>friends</b>",
     )
     job = campaign_start(campaign=campaign, enqueue=False)
-    job_execute(job_id=job.pk, handler=campaign_handler)
+    job_execute(job_id=job.pk)
     assert Job.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
     campaign.refresh_from_db()
     yield campaign
@@ -98,7 +98,7 @@ def test_pages_are_for_staff_only(client, reported):
     assert client.get(reverse("campaign-list")).status_code == 302
     assert client.get(reverse("campaign-report", args=[reported.name])).status_code == 302
     assert client.post(reverse("campaign-recompute", args=[reported.name])).status_code == 302
-    assert Job.objects.filter(kind=JobKind.CAMPAIGN).count() == 1
+    assert Job.objects.filter(kind=CampaignParams.kind).count() == 1
 
 
 def test_a_campaign_without_a_report_says_so(admin_client, db):
@@ -114,7 +114,7 @@ def test_recompute_button_enqueues_the_campaign_job_after_commit(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = admin_client.post(reverse("campaign-recompute", args=[reported.name]))
     assert response.status_code == 302
-    job = Job.objects.filter(kind=JobKind.CAMPAIGN).latest("id")
+    job = Job.objects.filter(kind=CampaignParams.kind).latest("id")
     assert job.status == JobStatus.PENDING and len(callbacks) == 1
     # then running the commit callback runs the job (Celery is eager in tests), which refreshes the report
     callbacks[0]()

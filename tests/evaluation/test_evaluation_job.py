@@ -5,13 +5,13 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Candidate, Job, JobStatus, Score, TestSetQuestion
-from annotation.services.jobs import job_execute
+from annotation.models import Candidate, Score, TestSetQuestion
 from annotation.services.testset_build import testset_build
+from core.models import Job, JobStatus
+from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.services.evaluations import evaluation_start
-from evaluation.services.job_handlers import evaluate
 from evaluation.services.systems import system_register
 from tests.evaluation.plugins import ScriptedPlugin
 from tests.factories import DatasetFactory
@@ -44,7 +44,7 @@ def run(evaluation_name_pair, **options):
     evaluation, job = evaluation_start(
         testset_name=evaluation_name_pair[0], system_name=evaluation_name_pair[1], enqueue=False, **options
     )
-    job_execute(job_id=job.pk, handler=evaluate)
+    job_execute(job_id=job.pk)
     job.refresh_from_db()
     evaluation.refresh_from_db()
     return evaluation, job
@@ -155,7 +155,7 @@ def test_evaluation_jobs_go_to_the_gpu_queue(
     with django_capture_on_commit_callbacks(execute=True):
         _, job = evaluation_start(testset_name="r1", system_name="scripted")
     # then its job is sent to the GPU queue once the transaction commits
-    assert sent_tasks == [("evaluation.tasks.evaluate_job", "gpu-big", [job.pk])]
+    assert sent_tasks == [("core.tasks.run_job", "gpu-big", [job.pk])] and job.kind == "evaluate"
 
 
 def test_the_celery_task_runs_the_evaluation(release, scripted, django_capture_on_commit_callbacks):

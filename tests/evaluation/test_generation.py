@@ -3,16 +3,16 @@
 import pytest
 import torch
 
-from annotation.models import Candidate, Job, JobStatus, Question
-from annotation.services.errors import UserError
-from annotation.services.jobs import job_execute
+from annotation.models import Candidate, Question
+from core.errors import UserError
+from core.models import Job, JobStatus
+from core.services.jobs import job_execute
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import EvaluationStatus, GeneratedResponse, Generation, System
 from evaluation.scoring.generate import Decoding, context_seed, cut, generator_for, stop_text
 from evaluation.scoring.lm_generate import LMGenerator
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.generations import generation_start
-from evaluation.services.job_handlers import generate
 from evaluation.services.systems import system_register
 from tests.evaluation.generation_support import (
     CONTEXTS,
@@ -318,7 +318,7 @@ def test_decoding_cannot_change_while_a_job_runs_or_once_responses_are_rated(ech
     with pytest.raises(UserError, match="still running"):
         generation_start(system_name="echo", dataset_name="chat", enqueue=False, strategy="nucleus")
     # given its responses, one of them sent to annotators
-    job_execute(job_id=job.pk, handler=generate)
+    job_execute(job_id=job.pk)
     response = GeneratedResponse.objects.first()
     response.candidate = Candidate.objects.filter(question=response.question).first()
     response.save()

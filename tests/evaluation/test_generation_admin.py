@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Job
+from core.models import Job
 from evaluation.models import EvaluationStatus, GeneratedResponse, Generation
 from evaluation.services.generations import generation_start
 from evaluation.services.systems import system_register
@@ -47,7 +47,7 @@ def test_generation_jobs_go_to_the_gpu_queue(
     with django_capture_on_commit_callbacks(execute=True):
         _, job = generation_start(system_name="echo", dataset_name="chat")
     # then its job is sent to the GPU queue once the transaction commits
-    assert sent_tasks == [("evaluation.tasks.generate_job", "gpu-big", [job.pk])]
+    assert sent_tasks == [("core.tasks.run_job", "gpu-big", [job.pk])] and job.kind == "generate"
 
 
 # -- admin -------------------------------------------------------------------------------------

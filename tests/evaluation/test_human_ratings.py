@@ -14,8 +14,8 @@ from annotation.models import (
     Score,
 )
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.errors import UserError
 from annotation.services.submission import Answer, unit_submit
+from core.errors import UserError
 from evaluation.human import system_human_scores
 from evaluation.models import GeneratedResponse, ResponseRating
 from evaluation.selectors import human_rating_values, human_ratings, system_human_scores_from_db

@@ -4,9 +4,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Job
-from annotation.services.errors import UserError
 from annotation.services.testset_build import testset_build
+from core.errors import UserError
+from core.models import Job
 from evaluation.models import Evaluation, System
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory

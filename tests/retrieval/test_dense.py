@@ -125,9 +125,9 @@ def test_a_model_path_without_a_model_is_refused_not_downloaded(tmp_path):
 
 @pytest.fixture
 def demo_texts() -> list[str]:
-    from annotation.services.demo import DEMO_DIR
+    from retrieval.services.demo import DEMO_REPOSITORY_FILE
 
-    return (DEMO_DIR / "repository.txt").read_text().splitlines()[:200]
+    return DEMO_REPOSITORY_FILE.read_text().splitlines()[:200]
 
 
 def test_auto_backend_is_int8_onnx_on_a_cpu_and_torch_on_a_gpu(monkeypatch):

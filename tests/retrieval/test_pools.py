@@ -1,12 +1,13 @@
 import pytest
 
 from annotation.models import Candidate, Question, Turn
-from annotation.services.demo import DEMO_DATASET, DEMO_DIR, DEMO_REPOSITORY
+from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
-from annotation.services.errors import JobCancelled, UserError
-from annotation.text import text_hash
+from core.errors import JobCancelled, UserError
+from core.text import text_hash
 from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
 from retrieval.services import pools as pools_module
+from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.slow
 def demo(db):
     """The demo dialogues (40 questions) and the demo subtitle repository, kept apart."""
     dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
-    repository_import(path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
+    repository_import(path=DEMO_REPOSITORY_FILE, name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
 
 
 def build(**kwargs) -> dict:

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from annotation.models import Candidate, Question, Turn
+from annotation.models import Candidate, Question, Turn, Utterance
 from annotation.services.dialogue_import import dialogues_import
-from annotation.text import text_hash
+from core.text import text_hash
 from retrieval.dense.encoder import get_encoder
-from retrieval.models import Utterance
 from retrieval.services.pools import pools_build
 from retrieval.services.repository_import import repository_import
 
@@ -76,8 +75,7 @@ def pools(django_db_setup, django_db_blocker, shared_data, tmp_path_factory):
         )
         report = pools_build(dataset_name="dd-test", repository_name="real", exclude_datasets=["dd-test"])
         yield report
-        from annotation.models import Dataset
-        from retrieval.models import Repository
+        from annotation.models import Dataset, Repository
 
         Dataset.objects.filter(name="dd-test").delete()
         Repository.objects.filter(name="real").delete()

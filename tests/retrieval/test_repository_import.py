@@ -5,10 +5,9 @@ import tracemalloc
 import pytest
 from django.db import connection
 
-from annotation.models import Candidate, Turn
+from annotation.models import Candidate, Repository, Turn, Utterance
 from annotation.services.dialogue_import import dialogues_import
-from annotation.services.errors import ImportFileError, UserError
-from retrieval.models import Repository, Utterance
+from core.errors import ImportFileError, UserError
 from retrieval.services.repository_import import repository_import
 
 CORNELL_SEP = " +++$+++ "

@@ -7,11 +7,15 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Candidate, Job, JobKind, JobStatus
-from annotation.services import jobs
-from annotation.services.demo import DEMO_DATASET, DEMO_DIR, DEMO_REPOSITORY
+from annotation.job_params import ImportScoresParams
+from annotation.models import Candidate, Repository
+from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
-from retrieval.models import IndexStatus, Repository, RetrievalIndex
+from core.models import Job, JobStatus
+from core.services.jobs import job_create
+from retrieval.job_params import BuildPoolsParams
+from retrieval.models import IndexStatus, RetrievalIndex
+from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.repository_import import repository_import
 
 pytestmark = pytest.mark.slow
@@ -20,7 +24,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def demo(db):
     dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
-    repository_import(path=DEMO_DIR / "repository.txt", name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
+    repository_import(path=DEMO_REPOSITORY_FILE, name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
 
 
 def test_retrieve_command_builds_pools_and_reports(demo):
@@ -67,7 +71,7 @@ def test_index_action_on_repositories(admin_client, demo, django_capture_on_comm
     repository = Repository.objects.get(name=DEMO_REPOSITORY)
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
-            reverse("admin:retrieval_repository_changelist"),
+            reverse("admin:annotation_repository_changelist"),
             {"action": "build_indexes", "_selected_action": [repository.pk]},
         )
     job = Job.objects.get(kind="build_indexes")
@@ -80,16 +84,15 @@ def test_jobs_that_want_a_gpu_go_to_the_gpu_queue(db, settings, sent_tasks, djan
     settings.WELLCHOSEN_GPU_QUEUE = "gpu"
     # when a pool job and an import job are created
     with django_capture_on_commit_callbacks(execute=True):
-        jobs.job_create(kind=JobKind.BUILD_POOLS, params={})
-        jobs.job_create(kind=JobKind.IMPORT_SCORES, params={})
+        pools = job_create(params=BuildPoolsParams(dataset="d", repository="r"))
+        scores = job_create(params=ImportScoresParams(path="/s.csv"))
     # then encoding work goes to the GPU queue and the rest to the default queue
-    assert [(path, queue) for path, queue, _ in sent_tasks] == [
-        ("retrieval.tasks.build_pools_job", "gpu"),
-        ("annotation.tasks.import_scores_job", "default"),
-    ]
+    assert sent_tasks == [("core.tasks.run_job", "gpu", [pools.pk]), ("core.tasks.run_job", "default", [scores.pk])]
 
 
-@pytest.mark.parametrize("name", ["repository", "utterance", "retrievalindex", "questionretrieval"])
+@pytest.mark.parametrize(
+    "name", ["annotation_repository", "annotation_utterance", "retrieval_retrievalindex", "retrieval_questionretrieval"]
+)
 def test_retrieval_changelists_render(admin_client, demo, name):
     call_command("retrieve", dataset=DEMO_DATASET, repository=DEMO_REPOSITORY, stdout=StringIO())
-    assert admin_client.get(reverse(f"admin:retrieval_{name}_changelist")).status_code == 200
+    assert admin_client.get(reverse(f"admin:{name}_changelist")).status_code == 200

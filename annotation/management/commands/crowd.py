@@ -3,10 +3,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import CrowdBatch, CrowdProvider, Dataset, JobKind
-from annotation.services.errors import UserError
-from annotation.services.job_commands import format_report, job_run_here
-from annotation.services.job_handlers import HANDLERS
+from annotation.job_params import CrowdPublishParams, CrowdSyncParams
+from annotation.models import CrowdBatch, CrowdProvider, Dataset
+from core.commands import format_report, job_run_here
+from core.errors import UserError
 
 
 class Command(BaseCommand):
@@ -73,8 +73,8 @@ class Command(BaseCommand):
             return crowd_batch_status(batch=batch)
         if action == "approvals":
             return link_approvals_import(batch=batch, path=o["path"])
-        kind = JobKind.CROWD_PUBLISH if action == "publish" else JobKind.CROWD_SYNC
-        params = {"batch_id": batch.pk}
         if action == "publish":
-            params["confirm_production"] = o["confirm_production"]
-        return job_run_here(kind=kind, params=params, handler=HANDLERS[kind]).result
+            params = CrowdPublishParams(batch_id=batch.pk, confirm_production=o["confirm_production"])
+        else:
+            params = CrowdSyncParams(batch_id=batch.pk)
+        return job_run_here(params=params).result

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.release_io import FORMAT_FILES
-from annotation.services.errors import UserError
 from annotation.services.testset_export import testset_export
+from core.errors import UserError
 
 
 class Command(BaseCommand):

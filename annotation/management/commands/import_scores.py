@@ -2,9 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotation.models import JobKind
-from annotation.services.job_commands import format_report, job_run_here
-from annotation.services.job_handlers import HANDLERS
+from annotation.job_params import ImportScoresParams
+from core.commands import format_report, job_run_here
 
 
 class Command(BaseCommand):
@@ -12,9 +11,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("csv", type=Path)
-        parser.add_argument("--encoding", default="utf-8")
+        parser.add_argument("--encoding", default=ImportScoresParams.default("encoding"))
 
     def handle(self, *args, **o):
-        params = {"path": str(o["csv"].resolve()), "encoding": o["encoding"]}
-        job = job_run_here(kind=JobKind.IMPORT_SCORES, params=params, handler=HANDLERS[JobKind.IMPORT_SCORES])
-        self.stdout.write(format_report(job.result))
+        params = ImportScoresParams(path=str(o["csv"].resolve()), encoding=o["encoding"])
+        self.stdout.write(format_report(job_run_here(params=params).result))

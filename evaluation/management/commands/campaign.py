@@ -1,11 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import UserError
-from annotation.services.job_commands import job_execute_here
+from core.commands import job_execute_here
+from core.errors import UserError
 from evaluation.models import Campaign
 from evaluation.services.campaign_setup import campaign_create
 from evaluation.services.campaigns import campaign_start
-from evaluation.services.job_handlers import campaign as campaign_handler
 
 
 class Command(BaseCommand):
@@ -57,5 +56,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"campaign {campaign.name}: job #{job.pk} sent to the workers")
             return
-        job = job_execute_here(job=job, handler=campaign_handler)
+        job = job_execute_here(job=job)
         self.stdout.write(f"campaign {campaign.name}: report ready at /campaigns/{campaign.name}/")

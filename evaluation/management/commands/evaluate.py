@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import UserError
-from annotation.services.job_commands import format_report, job_execute_here
+from core.commands import format_report, job_execute_here
+from core.errors import UserError
+from evaluation.job_params import EvaluateParams
 from evaluation.services.evaluations import evaluation_start
-from evaluation.services.job_handlers import evaluate
 
 
 class Command(BaseCommand):
@@ -14,7 +14,12 @@ class Command(BaseCommand):
         parser.add_argument("--system", required=True, help="system name (see register_system)")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
         parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
-        parser.add_argument("--batch-questions", type=int, default=256, help="questions per committed batch")
+        parser.add_argument(
+            "--batch-questions",
+            type=int,
+            default=EvaluateParams.default("batch_questions"),
+            help="questions per committed batch",
+        )
 
     def handle(self, *args, **o):
         try:
@@ -33,5 +38,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"evaluation #{evaluation.pk}: job #{job.pk} sent to the workers")
             return
-        job = job_execute_here(job=job, handler=evaluate)
+        job = job_execute_here(job=job)
         self.stdout.write(format_report(job.result))

@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import UserError
-from annotation.services.job_commands import format_report, job_execute_here
+from core.commands import format_report, job_execute_here
+from core.errors import UserError
+from evaluation.job_params import GenerateParams
 from evaluation.services.generations import generation_start, generation_summary
-from evaluation.services.job_handlers import generate
 
 
 class Command(BaseCommand):
@@ -24,7 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="nucleus: the same seed gives the same responses")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
         parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
-        parser.add_argument("--batch-size", type=int, default=32, help="contexts per batch (and per commit)")
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=GenerateParams.default("batch_size"),
+            help="contexts per batch (and per commit)",
+        )
 
     def handle(self, *args, **o):
         try:
@@ -48,5 +53,5 @@ class Command(BaseCommand):
         if o["background"]:
             self.stdout.write(f"generation #{generation.pk}: job #{job.pk} sent to the workers")
             return
-        job = job_execute_here(job=job, handler=generate)
+        job = job_execute_here(job=job)
         self.stdout.write(format_report(job.result))

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import UserError
+from core.errors import UserError
 from evaluation.services.human_import import zhao_ratings_import
 
 

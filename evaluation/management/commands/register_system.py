@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.errors import UserError
+from core.errors import UserError
 from evaluation.models import SystemDtype, SystemKind
 from evaluation.services.systems import system_register
 

@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from annotation.models import JobKind
-from annotation.services.job_commands import format_report, job_run_here
-from retrieval.services.job_handlers import build_indexes
+from core.commands import format_report, job_run_here
+from retrieval.job_params import INDEX_KINDS, BuildIndexesParams
 
 
 class Command(BaseCommand):
@@ -10,9 +9,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--repository", required=True)
-        parser.add_argument("--only", choices=["lexical", "dense"], help="build just one kind")
+        parser.add_argument("--only", choices=INDEX_KINDS, help="build just one kind")
 
     def handle(self, *args, **o):
-        params = {"repository": o["repository"], "kinds": [o["only"]] if o["only"] else ["lexical", "dense"]}
-        job = job_run_here(kind=JobKind.BUILD_INDEXES, params=params, handler=build_indexes)
-        self.stdout.write(format_report(job.result))
+        params = BuildIndexesParams(repository=o["repository"], **({"kinds": [o["only"]]} if o["only"] else {}))
+        self.stdout.write(format_report(job_run_here(params=params).result))

@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from annotation.models import JobKind
-from annotation.services.job_commands import format_report, job_run_here
-from retrieval.services.job_handlers import build_pools
+from core.commands import format_report, job_run_here
+from retrieval.job_params import BuildPoolsParams
 
 
 class Command(BaseCommand):
@@ -13,15 +12,31 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
+        default = BuildPoolsParams.default
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--repository", required=True)
-        parser.add_argument("--lexical", type=int, default=5, help="candidates from BM25 (default 5)")
-        parser.add_argument("--dense", type=int, default=5, help="candidates from embeddings (default 5)")
-        parser.add_argument("--min-tokens", type=int, default=3, help="skip shorter utterances (default 3)")
+        parser.add_argument(
+            "--lexical",
+            type=int,
+            default=default("lexical"),
+            help=f"candidates from BM25 (default {default('lexical')})",
+        )
+        parser.add_argument(
+            "--dense",
+            type=int,
+            default=default("dense"),
+            help=f"candidates from embeddings (default {default('dense')})",
+        )
+        parser.add_argument(
+            "--min-tokens",
+            type=int,
+            default=default("min_tokens"),
+            help=f"skip shorter utterances (default {default('min_tokens')})",
+        )
         parser.add_argument(
             "--paraphrase-threshold",
             type=float,
-            default=0.95,
+            default=default("paraphrase_threshold"),
             help="skip utterances at least this similar (cosine) to the ground truth",
         )
         parser.add_argument(
@@ -33,17 +48,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **o):
-        params = {
-            key: o[key]
-            for key in (
-                "dataset",
-                "repository",
-                "lexical",
-                "dense",
-                "min_tokens",
-                "paraphrase_threshold",
-                "exclude_datasets",
-            )
-        }
-        job = job_run_here(kind=JobKind.BUILD_POOLS, params=params, handler=build_pools)
-        self.stdout.write(format_report(job.result))
+        params = BuildPoolsParams(
+            dataset=o["dataset"],
+            repository=o["repository"],
+            lexical=o["lexical"],
+            dense=o["dense"],
+            min_tokens=o["min_tokens"],
+            paraphrase_threshold=o["paraphrase_threshold"],
+            exclude_datasets=o["exclude_datasets"],
+        )
+        self.stdout.write(format_report(job_run_here(params=params).result))

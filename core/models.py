@@ -1,29 +1,19 @@
-"""Every background job (imports, builds, retrieval, evaluation) leaves a Job row."""
+"""Every background job (imports, builds, retrieval, evaluation) leaves a Job row.
+
+The table keeps the name it was created with (``annotation_job``): the model moved here from the
+annotation app without touching the data (see docs/architecture.md).
+"""
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.job_registry import job_kind_label
+
 
 def job_cache_key(job_id: int, what: str) -> str:
     """Cache key of a job's live progress, heartbeat or cancel flag."""
     return f"wellchosen:job:{job_id}:{what}"
-
-
-class JobKind(models.TextChoices):
-    IMPORT_DIALOGUES = "import_dialogues", "import dialogues"
-    IMPORT_REPOSITORY = "import_repository", "import utterance repository"
-    IMPORT_TESTSET = "import_testset", "import released test set"
-    IMPORT_SCORES = "import_scores", "import scores"
-    BUILD_TESTSET = "build_testset", "build test set"
-    BUILD_INDEXES = "build_indexes", "build search indexes"
-    BUILD_POOLS = "build_pools", "build candidate pools"
-    QUALITY_REFRESH = "quality_refresh", "refresh quality and agreement"
-    CROWD_PUBLISH = "crowd_publish", "publish a crowd batch"
-    CROWD_SYNC = "crowd_sync", "sync a crowd batch"
-    EVALUATE = "evaluate", "evaluate a system on a release"
-    GENERATE = "generate", "generate responses with a system"
-    CAMPAIGN = "campaign", "run a campaign's RANDOM trials and report"
 
 
 class JobStatus(models.TextChoices):
@@ -37,7 +27,9 @@ class JobStatus(models.TextChoices):
 class Job(models.Model):
     FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
 
-    kind = models.CharField(max_length=40, choices=JobKind.choices)
+    # A name from the job-kind registry (core.job_registry), which each app fills from its
+    # AppConfig.ready(): no choices here, so adding a kind to one app needs no migration here.
+    kind = models.CharField(max_length=40)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
     params = models.JSONField(default=dict, blank=True)
     progress = models.PositiveSmallIntegerField(default=0)
@@ -57,6 +49,7 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "annotation_job"
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(condition=Q(progress__lte=100), name="job_progress_0_100"),
@@ -68,5 +61,10 @@ class Job(models.Model):
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
 
+    @property
+    def kind_label(self) -> str:
+        """The registered kind's label; the bare name for a kind no installed app declares."""
+        return job_kind_label(self.kind)
+
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+        return f"{self.kind_label} #{self.pk} ({self.status})"

@@ -1,31 +1,20 @@
+"""Job pages (list, status, cancel) and the health check."""
+
 from django.contrib.admin.views.decorators import staff_member_required
-from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import Dataset, Job, TestSet
-from annotation.selectors import job_live_progress, jobs_recent
-from annotation.services.jobs import job_cancel
+from core.models import Job
+from core.selectors import job_live_progress, jobs_recent
+from core.services.jobs import job_cancel
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return HttpResponse("ok", content_type="text/plain")
-
-
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    context = {}
-    if request.user.is_staff:
-        context = {
-            "datasets": Dataset.objects.order_by("name"),
-            "testsets": TestSet.objects.select_related("dataset").order_by("-created_at")[:10],
-            "jobs": jobs_recent(limit=10),
-        }
-    return render(request, "home.html", context)
 
 
 @staff_member_required

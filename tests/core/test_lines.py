@@ -3,8 +3,8 @@ import tracemalloc
 
 import pytest
 
-from annotation.services.errors import ImportFileError
-from annotation.services.lines import LineReader, decode_field
+from core.errors import ImportFileError
+from core.lines import LineReader, decode_field
 
 
 def test_bom_and_crlf_are_removed(write_file):

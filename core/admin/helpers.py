@@ -6,11 +6,13 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from annotation.services.jobs import job_create
+from core.job_registry import JobParams
+from core.services.jobs import job_create
 
 
-def start_job(request: HttpRequest, *, kind: str, params: dict) -> HttpResponse:
-    job = job_create(kind=kind, params=params, created_by=request.user)
+def start_job(request: HttpRequest, *, params: JobParams) -> HttpResponse:
+    """Start the job for the researcher and show its status page."""
+    job = job_create(params=params, created_by=request.user)
     return redirect(reverse("job-detail", args=[job.pk]))
 
 

@@ -1,15 +1,16 @@
 """Background jobs: creation, hand-off to Celery, claiming, progress and completion.
 
-Each job kind has one thin Celery task that calls ``job_execute`` with its service. The
-Job row is the record; a redelivered or duplicated message finds the row already claimed
-(or finished) and does nothing.
+One Celery task (``core.tasks.run_job``) runs every job: ``job_execute`` claims the row, finds
+its kind in the registry (core.job_registry) and calls the kind's handler with its typed
+parameters. The Job row is the record; a redelivered or duplicated message finds the row
+already claimed (or finished) and does nothing.
 """
 
 import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -20,51 +21,38 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from annotation.models import Job, JobKind, JobStatus, job_cache_key
-
-from .errors import JobCancelled, UserError
+from core.errors import JobCancelled, UserError
+from core.job_registry import JobParams, job_kind_get, job_kind_is_registered
+from core.models import Job, JobStatus, job_cache_key
 
 logger = logging.getLogger(__name__)
 
-# kind -> (dotted path of its Celery task, queue)
-JOB_TASKS: dict[str, tuple[str, str]] = {
-    JobKind.IMPORT_DIALOGUES: ("annotation.tasks.import_dialogues_job", "default"),
-    JobKind.IMPORT_REPOSITORY: ("retrieval.tasks.import_repository_job", "default"),
-    JobKind.IMPORT_TESTSET: ("annotation.tasks.import_testset_job", "default"),
-    JobKind.IMPORT_SCORES: ("annotation.tasks.import_scores_job", "default"),
-    JobKind.BUILD_TESTSET: ("annotation.tasks.build_testset_job", "default"),
-    JobKind.QUALITY_REFRESH: ("annotation.tasks.quality_refresh_job", "default"),
-    JobKind.CROWD_PUBLISH: ("annotation.tasks.crowd_publish_job", "default"),
-    JobKind.CROWD_SYNC: ("annotation.tasks.crowd_sync_job", "default"),
-    # Encoding a repository and scoring with a language model want a GPU: these go to
-    # settings.WELLCHOSEN_GPU_QUEUE.
-    JobKind.BUILD_INDEXES: ("retrieval.tasks.build_indexes_job", "gpu"),
-    JobKind.BUILD_POOLS: ("retrieval.tasks.build_pools_job", "gpu"),
-    JobKind.EVALUATE: ("evaluation.tasks.evaluate_job", "gpu"),
-    JobKind.GENERATE: ("evaluation.tasks.generate_job", "gpu"),
-    JobKind.CAMPAIGN: ("evaluation.tasks.campaign_job", "gpu"),
-}
+# The one Celery task that runs every job (a dotted path: core.tasks imports this module).
+RUN_JOB_TASK = "core.tasks.run_job"
 
 _PROGRESS_EVERY_SECONDS = 1.0
 
 
-def job_create(*, kind: str, params: dict, created_by=None, enqueue: bool = True) -> Job:
-    """Record a job and hand it to a worker once the surrounding transaction commits."""
-    if kind not in JOB_TASKS:
-        raise ValueError(f"unknown job kind {kind!r}")
-    job = Job.objects.create(kind=kind, params=params, created_by=created_by)
+def job_create(*, params: JobParams, created_by=None, enqueue: bool = True) -> Job:
+    """Record a job of ``params``' kind and hand it to a worker once the surrounding transaction commits."""
+    kind = job_kind_get(params.kind)
+    if kind.params is not type(params):
+        raise ValueError(f"job kind {params.kind!r} takes {kind.params.__name__}, not {type(params).__name__}")
+    job = Job.objects.create(kind=params.kind, params=params.to_json(), created_by=created_by)
     if enqueue:
-        job_enqueue(job_id=job.pk, kind=kind)
+        job_enqueue(job_id=job.pk, kind=job.kind)
     return job
 
 
 def job_enqueue(*, job_id: int, kind: str) -> None:
-    task_path, queue = JOB_TASKS[kind]
+    """Send the job's message once the surrounding transaction commits. Jobs that want a GPU
+    (encoding a repository, scoring with a language model) go to settings.WELLCHOSEN_GPU_QUEUE."""
+    queue = job_kind_get(kind).queue
     if queue == "gpu":
         queue = settings.WELLCHOSEN_GPU_QUEUE
 
     def send() -> None:
-        import_string(task_path).apply_async(args=[job_id], queue=queue)
+        import_string(RUN_JOB_TASK).apply_async(args=[job_id], queue=queue)
 
     transaction.on_commit(send)
 
@@ -116,7 +104,7 @@ def jobs_requeue_stale(*, now: datetime | None = None) -> list[int]:
         Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)
     )
     for job in candidates.order_by("pk"):
-        if job.kind not in JOB_TASKS or _alive_since(job) >= stale_before:
+        if not job_kind_is_registered(job.kind) or _alive_since(job) >= stale_before:
             continue  # the row's beat is old but the cache's is fresh: a live worker inside a transaction
         if not cache.add(job_cache_key(job.pk, "requeued"), now.timestamp(), timeout=stale_after):
             continue  # sent again less than a stale period ago; its message may be waiting in the queue
@@ -141,13 +129,23 @@ class JobProgress:
     Imports run inside one transaction, so what they write to the Job row is invisible
     until the end (and on SQLite would contend for the write lock). Progress therefore goes
     to the cache always and to the row only when no transaction is open.
+
+    A job run inside another job's handler (a campaign runs its systems' evaluations) has the
+    outer job's progress as ``parent``: every report goes to both, so the outer job keeps its
+    heartbeat, and a cancel of either one stops the inner job.
     """
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, parent: "JobProgress | None" = None) -> None:
         self.job = job
+        self.parent = parent
         self._last_write = 0.0
 
     def update(self, *, done: int, total: int, failed: int = 0, force: bool = False) -> None:
+        self._report(done=done, total=total, failed=failed, force=force)
+        if self.parent is not None:
+            self.parent.update(done=done, total=total, failed=failed, force=force)
+
+    def _report(self, *, done: int, total: int, failed: int, force: bool) -> None:
         now = time.monotonic()
         if not force and now - self._last_write < _PROGRESS_EVERY_SECONDS:
             return
@@ -169,16 +167,19 @@ class JobProgress:
         return Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
 
 
-def job_execute(*, job_id: int, handler: Callable[[Job, JobProgress], dict]) -> None:
-    """Claim the job, run its service and record the outcome. Never raises for job errors."""
+def job_execute(*, job_id: int, parent: JobProgress | None = None) -> None:
+    """Claim the job, run its kind's handler and record the outcome. Never raises for job errors.
+
+    ``parent``: the progress of the job whose handler runs this one (see JobProgress)."""
     job = job_claim(job_id=job_id)
     if job is None:
         logger.info("job %s not claimed (finished or held by a live worker)", job_id)
         return
-    progress = JobProgress(job)
+    progress = JobProgress(job, parent=parent)
     try:
         with _beating(job_id):
-            result = handler(job, progress)
+            kind = job_kind_get(job.kind)
+            result = kind.handler(kind.params.from_json(job.params), job, progress)
     except JobCancelled:
         _finish(
             job, status=JobStatus.CANCELLED, error="cancelled on request (an unfinished transaction was rolled back)"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ImportFileError
+from core.errors import ImportFileError
 
 _BOM = codecs.BOM_UTF8
 _READ_CHUNK = 1 << 20

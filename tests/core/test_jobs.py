@@ -5,61 +5,58 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Dataset, Job, JobKind, JobStatus, job_cache_key
-from annotation.services.errors import UserError
-from annotation.services.jobs import JobProgress, job_cancel, job_claim, job_create, job_execute
+from annotation.job_params import BuildTestsetParams
+from annotation.models import Dataset
+from core.errors import UserError
+from core.models import Job, JobStatus, job_cache_key
+from core.services.jobs import JobProgress, job_cancel, job_claim, job_create
 from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 
 
-@pytest.fixture
-def job(db):
-    return job_create(kind=JobKind.BUILD_TESTSET, params={"x": 1}, enqueue=False)
-
-
-def test_a_successful_job_records_its_result_and_times(job):
-    job_execute(job_id=job.pk, handler=lambda j, p: {"questions": 3})
+def test_a_successful_job_records_its_result_and_times(job, execute):
+    execute(job, lambda j, p: {"questions": 3})
     job.refresh_from_db()
     assert (job.status, job.result, job.progress, job.attempts) == (JobStatus.SUCCEEDED, {"questions": 3}, 100, 1)
     assert job.started_at <= job.finished_at
 
 
-def test_a_finished_job_is_not_run_again(job):
+def test_a_finished_job_is_not_run_again(job, execute):
     # given a job that ran once
     calls = []
-    job_execute(job_id=job.pk, handler=lambda j, p: calls.append(1) or {})
+    execute(job, lambda j, p: calls.append(1) or {})
     # when its message is delivered again (a retry or a duplicate)
-    job_execute(job_id=job.pk, handler=lambda j, p: calls.append(2) or {})
+    execute(job, lambda j, p: calls.append(2) or {})
     # then the second delivery does nothing
     assert calls == [1]
     assert Job.objects.get(pk=job.pk).attempts == 1
 
 
-def test_a_user_error_fails_the_job_with_its_message(job):
+def test_a_user_error_fails_the_job_with_its_message(job, execute):
     def handler(j, p):
         raise UserError("t.tsv, line 3: bad")
 
-    job_execute(job_id=job.pk, handler=handler)
+    execute(job, handler)
     job.refresh_from_db()
     assert (job.status, job.error) == (JobStatus.FAILED, "t.tsv, line 3: bad")
 
 
-def test_an_unexpected_exception_fails_the_job_with_a_traceback(job):
+def test_an_unexpected_exception_fails_the_job_with_a_traceback(job, execute):
     def handler(j, p):
         raise KeyError("boom")
 
-    job_execute(job_id=job.pk, handler=handler)
+    execute(job, handler)
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
     assert job.error.startswith("KeyError: 'boom'") and "Traceback" in job.error
 
 
-def test_cancelling_a_pending_job_means_it_never_runs(job):
+def test_cancelling_a_pending_job_means_it_never_runs(job, execute):
     job_cancel(job_id=job.pk)
-    job_execute(job_id=job.pk, handler=lambda j, p: pytest.fail("must not run"))
+    execute(job, lambda j, p: pytest.fail("must not run"))
     assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
 
 
-def test_cancelling_a_running_job_stops_it_and_rolls_its_work_back(job):
+def test_cancelling_a_running_job_stops_it_and_rolls_its_work_back(job, execute):
     # given a job that writes inside a transaction and reports progress
     def handler(j, progress: JobProgress):
         with transaction.atomic():
@@ -69,20 +66,20 @@ def test_cancelling_a_running_job_stops_it_and_rolls_its_work_back(job):
         return {}
 
     # when it runs
-    job_execute(job_id=job.pk, handler=handler)
+    execute(job, handler)
     # then it is cancelled and nothing it wrote was kept
     assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
     assert not Dataset.objects.filter(name="half-done").exists()
 
 
-def test_progress_inside_a_transaction_goes_to_the_cache(job):
+def test_progress_inside_a_transaction_goes_to_the_cache(job, execute):
     def handler(j, progress):
         with transaction.atomic():
             progress.update(done=5, total=20, force=True)
             assert cache.get(job_cache_key(j.pk, "progress"))["progress"] == 25
         return {}
 
-    job_execute(job_id=job.pk, handler=handler)
+    execute(job, handler)
     job.refresh_from_db()
     # the total reached the row only through the cache; a finished job counts everything done
     assert (job.done_count, job.total_count, job.progress) == (20, 20, 100)
@@ -120,7 +117,9 @@ def job_cache(request, settings):
     cache.clear()
 
 
-def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_taken_over(job, settings, job_cache):
+def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_taken_over(
+    job, settings, job_cache, execute
+):
     # given a stale limit of 1 s and a handler that works 1.6 s without reporting progress
     # (as while a model loads), during which its message is redelivered
     import time
@@ -134,19 +133,19 @@ def test_a_job_that_reports_no_progress_for_longer_than_the_stale_limit_is_not_t
         return {}
 
     # when it runs
-    job_execute(job_id=job.pk, handler=handler)
+    execute(job, handler)
     # then the redelivery found it alive, and the one attempt finished it
     job.refresh_from_db()
     assert claims == [None]
     assert (job.status, job.attempts) == (JobStatus.SUCCEEDED, 1)
 
 
-def test_the_heartbeat_stops_when_the_job_ends(job, settings):
+def test_the_heartbeat_stops_when_the_job_ends(job, settings, execute):
     # given a job with a beat every second that has finished
     import time
 
     settings.WELLCHOSEN_JOB_STALE_AFTER = 1
-    job_execute(job_id=job.pk, handler=lambda j, p: {})
+    execute(job, lambda j, p: {})
     # when more than a beat's interval passes, then no heartbeat was written after the end
     time.sleep(1.3)
     assert cache.get(job_cache_key(job.pk, "heartbeat")) is None
@@ -154,7 +153,7 @@ def test_the_heartbeat_stops_when_the_job_ends(job, settings):
 
 def test_job_create_enqueues_only_after_commit(db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        job = job_create(kind=JobKind.BUILD_TESTSET, params={"dataset": "none", "name": "x"})
+        job = job_create(params=BuildTestsetParams(dataset="none", name="x"))
     assert len(callbacks) == 1
     assert Job.objects.get(pk=job.pk).status == JobStatus.PENDING
 
@@ -162,7 +161,7 @@ def test_job_create_enqueues_only_after_commit(db, django_capture_on_commit_call
 def test_enqueued_job_runs_through_its_celery_task(db, django_capture_on_commit_callbacks):
     # given an eager Celery (test settings) and a job whose service fails on bad input
     with django_capture_on_commit_callbacks(execute=True):
-        job = job_create(kind=JobKind.BUILD_TESTSET, params={"dataset": "missing", "name": "x"})
+        job = job_create(params=BuildTestsetParams(dataset="missing", name="x"))
     # then the task ran the service and recorded its error on the job
     job.refresh_from_db()
     assert (job.status, job.error) == (JobStatus.FAILED, "no dataset 'missing'")

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from annotation.models import Job, JobKind, JobStatus, Question
-from annotation.services.jobs import job_create
-from annotation.tasks import import_dialogues_job
+from annotation.job_params import ImportDialoguesParams
+from annotation.models import Question
 from config.celery import app as celery_app
+from core.models import Job, JobStatus
+from core.services.jobs import job_create
+from core.tasks import run_job
 from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +109,7 @@ def worker(request, tmp_path):
 
 def send(job_id: int, *, broker: Broker, queue: str) -> None:
     with celery_app.connection_for_write(broker.url, transport_options=broker.transport_options) as conn:
-        import_dialogues_job.apply_async(args=[job_id], connection=conn, queue=queue)
+        run_job.apply_async(args=[job_id], connection=conn, queue=queue)
 
 
 def wait_finished(job_id: int, timeout: float = 60) -> Job:
@@ -130,9 +132,7 @@ def test_worker_runs_an_import_job_sent_through_redis_exactly_once(worker, tmp_p
         + "Rain ? __eou__ Yes . __eou__ Umbrella ? __eou__ Got one . __eou__\n"
     )
     job = job_create(
-        kind=JobKind.IMPORT_DIALOGUES,
-        enqueue=False,
-        params={"path": str(path), "format": "dailydialog", "dataset": "via-worker"},
+        params=ImportDialoguesParams(path=str(path), format="dailydialog", dataset="via-worker"), enqueue=False
     )
     # when its message is delivered twice (as a broker may redeliver)
     send(job.pk, broker=broker, queue=queue)
@@ -145,7 +145,7 @@ def test_worker_runs_an_import_job_sent_through_redis_exactly_once(worker, tmp_p
     assert Question.objects.filter(dataset__name="via-worker").count() == 2
     assert Job.objects.get(pk=job.pk).attempts == 1
     # and it was the worker process, not this one, that received both messages
-    assert log.read_text().count("Task annotation.tasks.import_dialogues_job[") >= 2
+    assert log.read_text().count("Task core.tasks.run_job[") >= 2
 
 
 def test_worker_records_a_failing_job(worker, tmp_path, monkeypatch):
@@ -153,13 +153,9 @@ def test_worker_records_a_failing_job(worker, tmp_path, monkeypatch):
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
     path = tmp_path / "bad.txt"
     path.write_bytes(b"Hi . __eou__ caf\xe9 . __eou__ a __eou__ b __eou__\n")
-    job = job_create(
-        kind=JobKind.IMPORT_DIALOGUES,
-        enqueue=False,
-        params={"path": str(path), "format": "dailydialog", "dataset": "bad"},
-    )
+    job = job_create(params=ImportDialoguesParams(path=str(path), format="dailydialog", dataset="bad"), enqueue=False)
     send(job.pk, broker=broker, queue=queue)
     job = wait_finished(job.pk)
     assert job.status == JobStatus.FAILED
     assert "bad.txt, line 1, field turn 2: undecodable bytes" in job.error
-    assert "annotation.tasks.import_dialogues_job" in log.read_text()
+    assert "core.tasks.run_job" in log.read_text()

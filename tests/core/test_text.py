@@ -1,6 +1,6 @@
 import pytest
 
-from annotation.text import clean_text, count_tokens, normalize_text, strip_formatting_tags, text_hash
+from core.text import clean_text, count_tokens, normalize_text, strip_formatting_tags, text_hash
 
 
 @pytest.mark.parametrize(

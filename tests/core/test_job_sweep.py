@@ -7,14 +7,15 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotation.models import Job, JobKind, JobStatus, job_cache_key
-from annotation.services.jobs import job_claim, job_create, jobs_requeue_stale
+from core.models import Job, JobStatus, job_cache_key
+from core.services.jobs import job_claim, job_create, jobs_requeue_stale
+from tests.core.conftest import ScriptedParams
 
 
 @pytest.fixture
-def running_job(db):
+def running_job(db, scripted_kind):
     """A job claimed by a worker (attempt 1)."""
-    job = job_create(kind=JobKind.BUILD_TESTSET, params={"x": 1}, enqueue=False)
+    job = job_create(params=ScriptedParams(x=1), enqueue=False)
     return job_claim(job_id=job.pk)
 
 
@@ -32,7 +33,7 @@ def test_a_running_job_whose_worker_died_is_sent_again(running_job, sent_tasks, 
         resent = jobs_requeue_stale()
     # then one new message went to its task's queue
     assert resent == [running_job.pk]
-    assert sent_tasks == [("annotation.tasks.build_testset_job", "default", [running_job.pk])]
+    assert sent_tasks == [("core.tasks.run_job", "default", [running_job.pk])]
 
 
 def test_a_running_job_with_a_live_worker_is_not_sent_again(
@@ -63,11 +64,11 @@ def test_a_job_sent_again_is_not_sent_once_more_within_the_stale_period(
     assert len(sent_tasks) == 1
 
 
-def test_finished_and_pending_jobs_are_not_swept(db, sent_tasks, django_capture_on_commit_callbacks):
+def test_finished_and_pending_jobs_are_not_swept(db, scripted_kind, sent_tasks, django_capture_on_commit_callbacks):
     # given a pending job and a finished one, both with old rows
     old = timezone.now() - timedelta(hours=1)
-    pending = job_create(kind=JobKind.BUILD_TESTSET, params={}, enqueue=False)
-    done = job_create(kind=JobKind.BUILD_TESTSET, params={}, enqueue=False)
+    pending = job_create(params=ScriptedParams(), enqueue=False)
+    done = job_create(params=ScriptedParams(), enqueue=False)
     Job.objects.filter(pk=done.pk).update(status=JobStatus.SUCCEEDED, heartbeat_at=old)
     Job.objects.filter(pk=pending.pk).update(created_at=old)
     # when beat sweeps, then neither is sent
@@ -77,12 +78,10 @@ def test_finished_and_pending_jobs_are_not_swept(db, sent_tasks, django_capture_
 
 
 def test_the_new_message_takes_the_job_over_and_finishes_it(
-    running_job, monkeypatch, django_capture_on_commit_callbacks
+    running_job, scripted_kind, django_capture_on_commit_callbacks
 ):
     # given a dead worker's job, and its task running in-process (as a worker would)
-    from annotation.services import job_handlers
-
-    monkeypatch.setitem(job_handlers.HANDLERS, JobKind.BUILD_TESTSET, lambda job, progress: {"resumed": True})
+    scripted_kind.handler = lambda job, progress: {"resumed": True}
     kill_worker(running_job)
     # when beat sweeps and the new message is consumed
     with django_capture_on_commit_callbacks(execute=True):
@@ -106,6 +105,6 @@ def test_beat_sweeps_once_per_stale_period(monkeypatch):
     # then beat runs the sweep at that interval, and the task is registered
     from config.celery import app
 
-    assert schedule["jobs-requeue-stale"]["task"] == "annotation.tasks.jobs_requeue_stale_job"
+    assert schedule["jobs-requeue-stale"]["task"] == "core.tasks.jobs_requeue_stale_job"
     assert schedule["jobs-requeue-stale"]["schedule"] == 120.0
-    assert "annotation.tasks.jobs_requeue_stale_job" in app.tasks
+    assert "core.tasks.jobs_requeue_stale_job" in app.tasks

@@ -2,17 +2,18 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.models import Job, JobStatus
-from annotation.services.jobs import job_cancel, job_enqueue
+from core.job_registry import job_kind_is_registered
+from core.models import Job, JobStatus
+from core.services.jobs import job_cancel, job_enqueue
 
-from .common import ReadOnlyAdmin
+from .helpers import ReadOnlyAdmin
 
 
 @admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
     list_display = [
         "id",
-        "kind",
+        "kind_label",
         "status",
         "progress",
         "done_count",
@@ -26,6 +27,10 @@ class JobAdmin(ReadOnlyAdmin):
     list_select_related = ["created_by"]
     readonly_fields = [f.name for f in Job._meta.fields] + ["status_page"]
     actions = ["cancel_jobs", "resend_jobs"]
+
+    @admin.display(description="kind", ordering="kind")
+    def kind_label(self, obj):
+        return obj.kind_label
 
     @admin.display(description="")
     def status_page(self, obj):
@@ -41,7 +46,11 @@ class JobAdmin(ReadOnlyAdmin):
     def resend_jobs(self, request, queryset):
         # For a job whose message was lost (broker down when it was created); a job that is
         # already running or finished ignores the extra message.
-        pending = list(queryset.filter(status=JobStatus.PENDING).values_list("pk", "kind"))
+        pending = [
+            (job_id, kind)
+            for job_id, kind in queryset.filter(status=JobStatus.PENDING).values_list("pk", "kind")
+            if job_kind_is_registered(kind)
+        ]
         for job_id, kind in pending:
             job_enqueue(job_id=job_id, kind=kind)
         messages.info(request, f"{len(pending)} pending job(s) sent again.")

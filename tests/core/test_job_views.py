@@ -1,14 +1,15 @@
 import pytest
 from django.urls import reverse
 
-from annotation.models import Job, JobKind, JobStatus
-from annotation.services.jobs import job_create
+from annotation.job_params import ImportDialoguesParams, ImportScoresParams
+from core.models import Job, JobStatus
+from core.services.jobs import job_create
 from tests.factories import UserFactory
 
 
 @pytest.fixture
 def job(db):
-    return job_create(kind=JobKind.IMPORT_DIALOGUES, params={"path": "/x"}, enqueue=False)
+    return job_create(params=ImportDialoguesParams(path="/x", format="jsonl", dataset="d"), enqueue=False)
 
 
 def test_job_pages_are_for_staff_only(client, job):
@@ -31,7 +32,7 @@ def test_job_status_json_for_polling(admin_client, job):
 
 def test_job_list_query_count_is_constant(admin_client, db, django_assert_max_num_queries):
     for _ in range(20):
-        job_create(kind=JobKind.IMPORT_SCORES, params={}, enqueue=False)
+        job_create(params=ImportScoresParams(path="/x"), enqueue=False)
     with django_assert_max_num_queries(4):
         page = admin_client.get(reverse("job-list")).content.decode()
     assert page.count("import scores") == 20
@@ -40,16 +41,6 @@ def test_job_list_query_count_is_constant(admin_client, db, django_assert_max_nu
 def test_cancel_button_cancels_a_pending_job(admin_client, job):
     admin_client.post(reverse("job-cancel", args=[job.pk]))
     assert Job.objects.get(pk=job.pk).status == JobStatus.CANCELLED
-
-
-def test_annotator_home_page_does_not_show_research_data(client, db):
-    client.force_login(UserFactory(username="ann"))
-    page = client.get(reverse("home")).content.decode()
-    assert "Welcome, ann" in page and "Recent jobs" not in page
-
-
-def test_home_requires_login(client, db):
-    assert client.get(reverse("home")).status_code == 302
 
 
 def test_healthz(client, db):

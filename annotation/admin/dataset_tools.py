@@ -1,0 +1,33 @@
+"""Pages for one dataset that a higher app adds to the dataset admin (retrieval: candidate pools).
+
+The dataset admin lists a link to each registered tool on every test-set dataset and serves it
+at ``<pk>/<slug>/`` under its own URLs (URL name ``admin:annotation_dataset_<slug>``). The
+registering app calls ``dataset_tool_register`` from its ``AppConfig.ready()``, so this app
+never imports it.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.contrib.admin import ModelAdmin
+from django.http import HttpRequest, HttpResponse
+
+from annotation.models import Dataset
+
+
+@dataclass(frozen=True)
+class DatasetTool:
+    slug: str  # in the URL and its name
+    label: str  # the link's text, and what a rating dataset is told it cannot have
+    view: Callable[[ModelAdmin, HttpRequest, Dataset], HttpResponse]
+
+
+_tools: dict[str, DatasetTool] = {}
+
+
+def dataset_tool_register(tool: DatasetTool) -> None:
+    _tools[tool.slug] = tool
+
+
+def dataset_tools() -> list[DatasetTool]:
+    return list(_tools.values())

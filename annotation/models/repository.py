@@ -1,0 +1,48 @@
+"""Utterance repositories: the texts false candidates are drawn from (e.g. movie subtitles).
+
+They sit here, beside datasets and candidates, because a candidate keeps the utterance it came
+from and a frozen test set's export names it; retrieval (indexes, pools) and evaluation (RANDOM
+draws) read them from above. The tables keep the names they were created with
+(``retrieval_repository``, ``retrieval_utterance``): the models moved without touching the data.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+
+class Repository(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    # Bumped by every import that adds utterances: a search index built at another content
+    # version is stale.
+    content_version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "retrieval_repository"
+        ordering = ["name"]
+        verbose_name_plural = "repositories"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Utterance(models.Model):
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="utterances")
+    text = models.TextField()
+    text_hash = models.CharField(max_length=32, help_text="Hash of the normalised text (core.text).")
+    n_tokens = models.PositiveSmallIntegerField()
+    source = models.CharField(max_length=255, blank=True, help_text="File the utterance came from.")
+    source_line = models.PositiveIntegerField(help_text="1-based line of its first occurrence.")
+    source_ref = models.CharField(max_length=64, blank=True, help_text="Id in the source (e.g. Cornell line id).")
+
+    class Meta:
+        db_table = "retrieval_utterance"
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "text_hash"], name="utterance_unique_text_per_repository"),
+            models.CheckConstraint(condition=Q(source_line__gte=1), name="utterance_source_line_ge_1"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]

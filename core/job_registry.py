@@ -1,0 +1,154 @@
+"""Job kinds: what each app's background jobs are, declared by the app that owns them.
+
+A kind is a :class:`JobParams` dataclass (its name, label, queue and typed parameters, with
+their defaults in one place) and a handler that runs it. Each app registers its kinds from its
+``AppConfig.ready()``; ``core.tasks.run_job`` runs any of them by job id. Nothing in core names
+another app's kinds, so adding a kind to an app touches only that app.
+"""
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+from core.errors import UserError
+
+QUEUES = ("default", "gpu")  # "gpu" is sent to settings.WELLCHOSEN_GPU_QUEUE
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobParams:
+    """Typed parameters of one job kind, stored as JSON on the Job row.
+
+    Subclasses set ``kind`` (the name stored in ``Job.kind``), ``label`` and ``queue`` and
+    declare their parameters as fields of JSON types (str, int, float, bool, None, lists of
+    them); a field's default is the one default of that parameter, read by the admin form and
+    the management command through :meth:`default`.
+    """
+
+    kind: ClassVar[str]
+    label: ClassVar[str]
+    queue: ClassVar[str] = "default"
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        """Parameters from a Job row; an unknown or missing field, or a value of the wrong type,
+        is a UserError naming it (a job created by hand in the database, or by older code)."""
+        if not isinstance(data, dict):
+            raise UserError(f"{cls.kind} job: parameters must be a JSON object, not {type(data).__name__}")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise UserError(f"{cls.kind} job: unknown parameter(s) {', '.join(unknown)}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, field in fields.items():
+            if name not in data:
+                if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                    raise UserError(f"{cls.kind} job: parameter {name} is missing")
+                continue
+            values[name] = _checked(cls.kind, name, data[name], hints[name])
+        return cls(**values)
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The default of parameter ``name`` (for a form's initial value or a command's default)."""
+        field = next(f for f in dataclasses.fields(cls) if f.name == name)
+        if field.default_factory is not dataclasses.MISSING:
+            return field.default_factory()
+        if field.default is dataclasses.MISSING:
+            raise KeyError(f"{cls.kind}: parameter {name} has no default")
+        return field.default
+
+
+# handler(params, job, progress) -> result: the kind's JobParams, the core.models.Job row and its
+# core.services.jobs.JobProgress (not imported here: those modules import this one).
+Handler = Callable[[Any, Any, Any], dict]
+
+
+@dataclass(frozen=True)
+class JobKind:
+    params: type[JobParams]
+    handler: Handler  # handler(params, job, progress) -> result dict
+
+    @property
+    def name(self) -> str:
+        return self.params.kind
+
+    @property
+    def label(self) -> str:
+        return self.params.label
+
+    @property
+    def queue(self) -> str:
+        return self.params.queue
+
+
+_kinds: dict[str, JobKind] = {}
+
+
+def job_kind_register(*, params: type[JobParams], handler: Handler) -> JobKind:
+    """Declare a job kind. Registering the same kind again (a second ``ready()``) is a no-op;
+    another class under a taken name is an error."""
+    if params.queue not in QUEUES:
+        raise ValueError(f"job kind {params.kind!r}: queue must be one of {QUEUES}, not {params.queue!r}")
+    existing = _kinds.get(params.kind)
+    if existing is not None and existing.params is not params:
+        raise ValueError(f"job kind {params.kind!r} is registered already by {existing.params.__module__}")
+    kind = JobKind(params=params, handler=handler)
+    _kinds[params.kind] = kind
+    return kind
+
+
+def job_kind_unregister(name: str) -> None:
+    _kinds.pop(name, None)
+
+
+def job_kind_get(name: str) -> JobKind:
+    try:
+        return _kinds[name]
+    except KeyError:
+        raise UserError(f"unknown job kind {name!r} (no installed app declares it)") from None
+
+
+def job_kind_is_registered(name: str) -> bool:
+    return name in _kinds
+
+
+def job_kind_label(name: str) -> str:
+    kind = _kinds.get(name)
+    return kind.label if kind else name
+
+
+def job_kinds_all() -> list[JobKind]:
+    return sorted(_kinds.values(), key=lambda kind: kind.name)
+
+
+def _checked(kind: str, name: str, value: Any, hint: Any) -> Any:
+    """``value`` if it is of the declared JSON type (an int where a float is declared is taken)."""
+    if _conforms(value, hint):
+        return value
+    raise UserError(f"{kind} job: parameter {name} has the wrong type ({value!r})")
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_conforms(v, item) for v in value)
+    if hint is Any:
+        return True
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
