@@ -178,18 +178,6 @@ def test_app_services_share_one_image(services):
         assert Path(services[name]["build"]["context"]).resolve() == REPO_ROOT
 
 
-def test_web_migrates_then_serves_with_gunicorn(services):
-    # given the web service
-    command = _command_text(services["web"]["command"])
-    # when its command is read
-    # then it migrates before starting gunicorn on port 8000
-    assert "migrate --noinput" in command
-    assert "gunicorn config.wsgi:application" in command
-    assert command.index("migrate") < command.index("gunicorn")
-    assert "0.0.0.0:8000" in command
-    assert any(str(port.get("target")) == "8000" for port in services["web"]["ports"])
-
-
 def test_app_services_run_production_settings_with_an_acceptable_secret(services):
     # given the environment of the web server and both workers
     for name in APP_SERVICES:
@@ -210,25 +198,6 @@ def test_app_services_keep_data_on_the_appdata_volume(services):
         mounts = {(v["type"], v.get("source"), v["target"]) for v in services[name]["volumes"]}
         # then /data is the shared named volume
         assert ("volume", "appdata", "/data") in mounts, name
-
-
-def test_worker_consumes_the_default_queue(services):
-    # given the CPU worker
-    command = _command_text(services["worker"]["command"])
-    # when its command is read
-    # then it is a celery worker on the default queue
-    assert "celery -A config worker" in command
-    assert "-Q default" in command
-
-
-def test_gpu_worker_consumes_the_gpu_queue_one_task_at_a_time(services):
-    # given the GPU worker
-    command = _command_text(services["gpu-worker"]["command"])
-    # when its command is read
-    # then it takes the gpu queue with a single process
-    assert "celery -A config worker" in command
-    assert "-Q gpu" in command
-    assert "--concurrency=1" in command
 
 
 def test_beat_runs_the_celery_scheduler_with_remote_control(services):
@@ -257,13 +226,6 @@ def test_beat_healthcheck_pings_its_own_beat_node(services):
     # then it pings this container's beat node (which stops answering when the scheduler stalls)
     assert "celery -A config inspect ping" in test
     assert "celerybeat@$HOSTNAME" in test.replace("$$", "$")
-
-
-def test_crowd_sync_interval_defaults_to_five_minutes(services):
-    # given the compose defaults
-    # then beat and the worker see the same periodic crowd sync interval, 300 seconds
-    for name in ("beat", "worker"):
-        assert services[name]["environment"]["WELLCHOSEN_CROWD_SYNC_SECONDS"] == "300"
 
 
 def test_gpu_worker_reserves_an_nvidia_gpu(services):
@@ -340,8 +302,77 @@ def test_elasticsearch_is_a_single_8x_node(services):
     assert service["environment"]["discovery.type"] == "single-node"
 
 
-def test_gpu_jobs_go_to_the_cpu_worker_unless_the_gpu_profile_is_used(services):
-    # given the compose defaults (no gpu profile)
-    # then jobs that want a GPU are routed to the queue the CPU worker consumes
-    for name in ("web", "worker"):
-        assert services[name]["environment"]["WELLCHOSEN_GPU_QUEUE"] == "default"
+# ------------------------------------------------------- entry points and queues, checked against the code
+
+
+def _queues_consumed(services: dict) -> set[str]:
+    queues = set()
+    for service in services.values():
+        words = shlex.split(_command_text(service.get("command") or ""))
+        if words[:4] == ["celery", "-A", "config", "worker"] and "-Q" in words:
+            queues |= set(words[words.index("-Q") + 1].split(","))
+    return queues
+
+
+def _queues_sent_to(environment: dict) -> set[str]:
+    """Where the web server sends each registered job kind, with this environment."""
+    from django.conf import settings
+
+    from core.job_registry import job_kinds_all
+
+    gpu = environment.get("WELLCHOSEN_GPU_QUEUE", "gpu")
+    return {gpu if kind.queue == "gpu" else settings.CELERY_TASK_DEFAULT_QUEUE for kind in job_kinds_all()}
+
+
+def test_every_job_kind_goes_to_a_queue_that_a_worker_consumes(services):
+    # given the default profile (no GPU worker): the web server's environment and the workers there
+    default_profile = {name: s for name, s in services.items() if name != "gpu-worker"}
+    # then every job kind the apps register, and beat's periodic tasks, reach a worker
+    assert _queues_sent_to(services["web"]["environment"]) <= _queues_consumed(default_profile)
+    assert "default" in _queues_consumed(default_profile)
+
+
+def test_with_the_gpu_profile_and_its_queue_every_job_kind_reaches_a_worker(compose):
+    # given the gpu profile, with WELLCHOSEN_GPU_QUEUE=gpu as the compose file's header says
+    compose.env["WELLCHOSEN_GPU_QUEUE"] = "gpu"
+    try:
+        result = compose.run("--profile", "gpu", "config")
+    finally:
+        del compose.env["WELLCHOSEN_GPU_QUEUE"]
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    # then GPU work goes to the gpu worker, which takes one task at a time (one model in memory)
+    assert _queues_sent_to(services["web"]["environment"]) <= _queues_consumed(services)
+    gpu_worker = shlex.split(_command_text(services["gpu-worker"]["command"]))
+    assert gpu_worker[gpu_worker.index("-Q") + 1] == "gpu" and "--concurrency=1" in gpu_worker
+
+
+def test_the_web_service_migrates_then_serves_an_application_that_loads(services, tmp_path):
+    # given the web service's command: manage.py steps, then gunicorn
+    from django.core.management import get_commands
+
+    command = services["web"]["command"]
+    script = (command if isinstance(command, list) else shlex.split(command))[-1]  # sh -c "..."
+    steps = [shlex.split(step.strip().removeprefix("exec ")) for step in script.split("&&")]
+    assert [step[0] for step in steps] == ["python", "gunicorn"]
+    # then its management command exists, and gunicorn loads the application it names
+    assert steps[0][1:3] == ["manage.py", "migrate"] and "migrate" in get_commands()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WELLCHOSEN_", "DATABASE_"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE=services["web"]["environment"]["DJANGO_SETTINGS_MODULE"],
+        DJANGO_SECRET_KEY=services["web"]["environment"]["DJANGO_SECRET_KEY"],
+        WELLCHOSEN_DATA_DIR=str(tmp_path),
+        DJANGO_STATIC_ROOT=str(tmp_path / "static"),
+    )
+    gunicorn = Path(shutil.which("gunicorn", path=str(Path(os.sys.executable).parent)))
+    result = subprocess.run(
+        [str(gunicorn), "--check-config", *steps[1][1:]], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_beat_and_the_worker_agree_on_the_crowd_sync_interval(services):
+    from config.settings.base import WELLCHOSEN_CROWD_SYNC_SECONDS
+
+    intervals = {services[name]["environment"]["WELLCHOSEN_CROWD_SYNC_SECONDS"] for name in ("beat", "worker")}
+    assert intervals == {str(WELLCHOSEN_CROWD_SYNC_SECONDS)}
