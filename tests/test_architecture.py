@@ -51,3 +51,30 @@ def test_an_upward_import_inside_a_function_breaks_the_contract(project_copy, mo
     imported = upward.split()[1]
     assert result.returncode == 1
     assert "1 broken" in result.stdout and f"{importer} -> {imported}" in result.stdout
+
+
+LAYER = {"core": 0, "annotation": 1, "crowd": 2, "retrieval": 2, "evaluation": 3}
+
+
+def test_foreign_keys_between_apps_point_down_the_layers():
+    from django.apps import apps
+
+    upward = []
+    for model in apps.get_models():
+        source = model._meta.app_label
+        if source not in LAYER:
+            continue
+        for field in model._meta.get_fields():
+            if (field.many_to_one or field.one_to_one or field.many_to_many) and field.concrete:
+                target = field.related_model._meta.app_label
+                if target in LAYER and target != source and LAYER[target] >= LAYER[source]:
+                    upward.append(f"{model.__name__}.{field.name} -> {target}")
+    assert upward == []
+
+
+def test_the_architecture_page_shows_the_current_data_model():
+    from core.management.commands.data_model import data_model_mermaid
+
+    page = (PROJECT_ROOT / "docs" / "architecture.md").read_text()
+    shown = page.split("<!-- data-model:start -->\n", 1)[1].split("<!-- data-model:end -->", 1)[0]
+    assert shown == f"```mermaid\n{data_model_mermaid()}```\n", "paste `manage.py data_model` into the page"
