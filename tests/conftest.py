@@ -4,10 +4,26 @@ from pathlib import Path
 import pytest
 
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
-from tests.tiny_models import tiny_bart_dir, tiny_gpt2_dir, tiny_tokenizer_dir  # noqa: F401  (session fixtures)
+from tests.tiny_models import build_tiny_bart, build_tiny_gpt2, build_tiny_tokenizer
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer_dir(tmp_path_factory) -> Path:
+    """A tokenizer trained on the test texts (tests that need a language model build a tiny one)."""
+    return build_tiny_tokenizer(tmp_path_factory.mktemp("tiny-tokenizer"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    return build_tiny_gpt2(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bart_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    return build_tiny_bart(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-bart"))
 
 
 @pytest.fixture(autouse=True)

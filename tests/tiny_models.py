@@ -4,8 +4,6 @@ The fixtures are registered in tests/conftest.py, so every test directory can us
 
 from pathlib import Path
 
-import pytest
-
 TEXTS = [
     "Did you book the tickets?",
     "Not yet, the site was down all morning.",
@@ -45,20 +43,18 @@ def train_tokenizer(texts, folder: Path, *, vocab_size: int = 320):
     return fast
 
 
-@pytest.fixture(scope="session")
-def tiny_tokenizer_dir(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("tiny-tokenizer")
+def build_tiny_tokenizer(folder: Path) -> Path:
+    """A byte-level BPE tokenizer trained on the test texts, saved in ``folder``."""
     train_tokenizer(TEXTS * 3, folder)
     return folder
 
 
-@pytest.fixture(scope="session")
-def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+def build_tiny_gpt2(tokenizer_dir: Path, folder: Path) -> Path:
+    """A 2-layer GPT-2 with random weights and that tokenizer, saved in ``folder``."""
     import torch
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     torch.manual_seed(0)
     config = GPT2Config(
         vocab_size=len(tokenizer),
@@ -76,13 +72,12 @@ def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def tiny_bart_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+def build_tiny_bart(tokenizer_dir: Path, folder: Path) -> Path:
+    """A 2+2-layer BART with random weights and that tokenizer, saved in ``folder``."""
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 
-    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
-    folder = tmp_path_factory.mktemp("tiny-bart")
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     torch.manual_seed(0)
     config = BartConfig(
         vocab_size=len(tokenizer),

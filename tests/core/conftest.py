@@ -1,20 +1,8 @@
-from dataclasses import dataclass
-from typing import ClassVar
-
 import pytest
 
-from core.job_registry import JobParams, job_kind_register, job_kind_unregister
+from core.job_registry import job_kind_register, job_kind_unregister
 from core.services.jobs import job_create, job_execute
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScriptedParams(JobParams):
-    """A job kind of the tests whose handler each test sets (``scripted_kind.handler``)."""
-
-    kind: ClassVar[str] = "test_scripted"
-    label: ClassVar[str] = "scripted test job"
-
-    x: int = 1
+from tests.core.scripted import ScriptedParams
 
 
 class ScriptedKind:

@@ -10,7 +10,7 @@ from core.errors import UserError
 from core.job_registry import JobParams, job_kind_register, job_kinds_all
 from core.models import Job, JobStatus, job_cache_key
 from core.services.jobs import JobProgress, job_cancel, job_create, job_execute
-from tests.core.conftest import ScriptedParams
+from tests.core.scripted import ScriptedParams
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.models import Job, JobStatus, job_cache_key
 from core.services.jobs import job_claim, job_create, jobs_requeue_stale
-from tests.core.conftest import ScriptedParams
+from tests.core.scripted import ScriptedParams
 
 
 @pytest.fixture
