@@ -9,7 +9,6 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.models import Candidate, Dataset, Question, Score, TestSet, TestSetCandidate, TestSetQuestion
-from annotation.release_io import EXPORTS, export_filename, render_export
 from annotation.rules import plan_questions
 from annotation.selectors import (
     candidates_agreement,
@@ -18,6 +17,7 @@ from annotation.selectors import (
     filter_rules_get,
     question_pools,
 )
+from annotation.testset_io import EXPORTS, export_filename, render_export
 from core.errors import UserError
 from core.services.jobs import JobProgress
 

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from annotation.models import TestSet
-from annotation.release_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
+from annotation.testset_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
 from core.errors import UserError
 
 

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import TestSet, TestSetCandidate
-from annotation.release_io import release_items, render_export
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
+from annotation.testset_io import render_export, testset_items
 from core.errors import UserError
 from tests.factories import DatasetFactory
 
@@ -106,11 +106,11 @@ def test_export_query_count_does_not_grow_with_the_release(db, scored_question, 
     assert queries(small) == queries(large) == 4
 
 
-def test_release_items_read_in_chunks_with_three_queries_each(db, scored_question, django_assert_num_queries):
+def test_testset_items_read_in_chunks_with_three_queries_each(db, scored_question, django_assert_num_queries):
     testset = build(scored_question, n_questions=5)
     # 5 items in chunks of 2 = 3 chunks x (items, turns, candidates) + the final empty page
     with django_assert_num_queries(10):
-        items = list(release_items(testset, chunk=2))
+        items = list(testset_items(testset, chunk=2))
     assert [i.position for i in items] == [1, 2, 3, 4, 5]
 
 

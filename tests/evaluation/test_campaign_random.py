@@ -57,7 +57,7 @@ def results(campaign) -> dict[tuple[str, int], int]:
     }
 
 
-def test_questions_are_the_release_items_with_their_ground_truth(release):
+def test_questions_are_the_testset_items_with_their_ground_truth(release):
     questions = testset_trial_questions(testset=release)
     items = list(release.items.order_by("position"))
     assert [q.id for q in questions] == [str(i.pk) for i in items]

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.release_io import FORMAT_FILES
 from annotation.services.testset_export import testset_export
+from annotation.testset_io import FORMAT_FILES
 from core.errors import UserError
 
 

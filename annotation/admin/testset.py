@@ -7,7 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import TestSet
-from annotation.release_io import EXPORTS, export_filename, manifest_bytes, render_export
+from annotation.testset_io import EXPORTS, export_filename, manifest_bytes, render_export
 from core.admin.helpers import ReadOnlyAdmin
 
 
