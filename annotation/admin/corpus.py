@@ -179,7 +179,7 @@ class DatasetAdmin(admin.ModelAdmin):
             self,
             form=form,
             title=f"Build a test set from {dataset.name}",
-            intro="The release is frozen once built: its questions, candidate order, scores and "
+            intro="The test set is frozen once built: its questions, candidate order, scores and "
             "the sha256 of every export are recorded in its manifest.",
         )
 

@@ -36,7 +36,7 @@ def test_filter_preview_prints_a_readable_summary(db, scored_question):
     scored_question(dataset=DatasetFactory(name="p"), gt=GOOD_GT, false=[WRONG] * 3 + [[4, 4, 4, 1, 1]])
     out = run("filter_preview", dataset="p")
     assert "dropped as acceptable:    1" in out
-    assert "questions a release would have: 1 (0 derived)" in out
+    assert "questions a test set would have: 1 (0 derived)" in out
 
 
 def test_agreement_prints_both_kappas(db, scored_question):
@@ -56,5 +56,5 @@ def test_unknown_dataset_is_a_command_error(db):
 
 
 def test_export_of_an_unknown_release_is_a_command_error(db, tmp_path):
-    with pytest.raises(CommandError, match="no release 'nope'"):
+    with pytest.raises(CommandError, match="no test set 'nope'"):
         run("export_testset", "nope", out=tmp_path)

@@ -105,7 +105,7 @@ def test_release_freezes_the_scores_it_was_built_with(dataset):
 
 def test_release_names_are_never_reused(dataset):
     testset_build(dataset_name="build", name="r1")
-    with pytest.raises(UserError, match="exists already"):
+    with pytest.raises(UserError, match="a test set named 'r1' exists already; test sets are frozen"):
         testset_build(dataset_name="build", name="r1")
     assert TestSet.objects.count() == 1
 

@@ -115,5 +115,5 @@ def test_testset_items_read_in_chunks_with_three_queries_each(db, scored_questio
 
 
 def test_unknown_release_is_an_error(db, tmp_path):
-    with pytest.raises(UserError, match="no release 'nope'"):
+    with pytest.raises(UserError, match="no test set 'nope'"):
         testset_export(name="nope", formats=["tsv"], out_dir=tmp_path)

@@ -58,7 +58,7 @@ def test_create_then_run_gives_a_report_with_chosen_and_random(named, capsys):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--testset", "nope"], "no release 'nope'"),
+        (["--testset", "nope"], "no test set 'nope'"),
         (["--system", "ghost"], "no system"),
         (["--generation", "999999"], "no generation"),
         (["--repository", "nowhere"], "no repository 'nowhere'"),
@@ -71,7 +71,7 @@ def test_an_unknown_name_is_refused_and_nothing_is_created(named, options, messa
 
 
 def test_systems_without_a_release_are_refused(named):
-    with pytest.raises(CommandError, match="give the release"):
+    with pytest.raises(CommandError, match="give the test set"):
         call_command("campaign", "create", "bad", "--system", "shortest")
 
 

@@ -178,7 +178,7 @@ def test_a_cancelled_run_keeps_its_finished_trials_and_resumes(release, reposito
 def test_random_trials_need_a_release_and_a_repository(release, repository, longest, missing):
     fields = {"testset": release, "repository": repository, missing: None}
     campaign = campaign_with(systems=[longest], **fields)
-    with pytest.raises(UserError, match=missing if missing == "repository" else "no release"):
+    with pytest.raises(UserError, match=missing if missing == "repository" else "no test set"):
         campaign_random_run(campaign_id=campaign.pk)
 
 

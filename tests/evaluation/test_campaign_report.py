@@ -175,7 +175,7 @@ def test_an_empty_campaign_reports_what_is_missing(db):
     report = campaign_report_compute(campaign=campaign_with("bare"))
     assert report["leaderboard"] == [] and report["table"] is None
     assert any(n.startswith("no human ratings") for n in report["notes"])
-    assert any(n.startswith("no release") for n in report["notes"])
+    assert any(n.startswith("no test set") for n in report["notes"])
 
 
 def test_external_systems_alone_get_the_reference_based_rows(db):
