@@ -75,6 +75,13 @@ def test_systems_without_a_release_are_refused(named):
         call_command("campaign", "create", "bad", "--system", "shortest")
 
 
+def test_create_takes_the_test_set_as_release_too(named):
+    release, _, _ = named
+    call_command("campaign", "create", "alias", "--release", release.name, "--system", "shortest")
+    campaign = Campaign.objects.get(name="alias")
+    assert campaign.testset == release and [s.name for s in campaign.systems.all()] == ["shortest"]
+
+
 def test_running_an_unknown_campaign_says_so(db):
     with pytest.raises(CommandError, match="no campaign 'ghost'"):
         call_command("campaign", "run", "ghost")

@@ -76,6 +76,15 @@ def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(kind, release
     assert report["sum_logprob_rule"]["questions"] == 4
 
 
+def test_evaluate_takes_the_test_set_as_release_too(release, scripted, capsys):
+    # when the command names the test set with the older option
+    call_command("evaluate", "--release", "r1", "--system", "scripted", "--device", "cpu")
+    # then the system is evaluated on that test set
+    evaluation = Evaluation.objects.get()
+    assert (evaluation.testset, evaluation.status) == (release, EvaluationStatus.SUCCEEDED)
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 0.5
+
+
 def test_accuracy_per_source_and_per_error_label(release, scripted):
     # given annotators who labelled the dense false candidates "off-topic"
     Score.objects.filter(candidate__source="dense").update(labels=["off-topic"])
