@@ -56,7 +56,7 @@ def test_unknown_dataset_is_a_command_error(db):
         run("filter_preview", dataset="nope")
 
 
-def test_export_of_an_unknown_release_is_a_command_error(db, tmp_path):
+def test_export_of_an_unknown_test_set_is_a_command_error(db, tmp_path):
     with pytest.raises(CommandError, match="no test set 'nope'"):
         run("export_testset", "nope", out=tmp_path)
 

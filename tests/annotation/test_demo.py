@@ -9,7 +9,7 @@ from annotation.services.demo import DEMO_TESTSET, demo_load
 
 
 @pytest.mark.slow
-def test_demo_loads_datasets_repository_a_release_and_pools_open_for_annotation(db):
+def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation(db):
     done = demo_load()
     assert len(done) == 6
     assert QuestionWork.objects.filter(dataset__name="demo-dialogues", is_open=True).count() == 40
