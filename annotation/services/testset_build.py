@@ -6,7 +6,6 @@ from importlib.metadata import PackageNotFoundError, version
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from annotation.models import Candidate, Dataset, Question, Score, TestSet, TestSetCandidate, TestSetQuestion
 from annotation.rules import plan_questions
@@ -19,9 +18,18 @@ from annotation.selectors import (
 )
 from annotation.testset_io import EXPORTS, export_filename, render_export
 from core.errors import UserError
+from core.names import slug_check
 from core.services.jobs import JobProgress
 
 from .annotators import annotator_label
+
+
+def testset_name_check(*, name: str) -> str:
+    """The name of a new test set: a slug no test set has (test sets are frozen, never replaced)."""
+    slug_check(name=name, what="test set")
+    if TestSet.objects.filter(name=name).exists():
+        raise UserError(f"a test set named {name!r} exists already; test sets are frozen, choose a new name")
+    return name
 
 
 def testset_build(
@@ -35,8 +43,7 @@ def testset_build(
 ) -> TestSet:
     """Build and freeze a test set. Deterministic for a seed: which candidates are chosen, which
     acceptable candidates become derived ground truths, and the candidate order."""
-    if not name or slugify(name) != name:
-        raise UserError(f"test set name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    slug_check(name=name, what="test set")
     if false_per_question < 1:
         raise UserError("--false must be at least 1")
     dataset = Dataset.objects.filter(name=dataset_name).first()
@@ -52,8 +59,7 @@ def testset_build(
     except Exception:
         raise UserError(f"no filter rules version {rules_version}") from None
     with transaction.atomic():
-        if TestSet.objects.filter(name=name).exists():
-            raise UserError(f"a test set named {name!r} exists already; test sets are frozen, choose a new name")
+        testset_name_check(name=name)
         pools = question_pools(dataset=dataset, rules=rules)
         plans = []  # (original question id, PlannedQuestion)
         for question_id, pool in pools.items():

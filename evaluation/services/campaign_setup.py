@@ -4,6 +4,7 @@ from django.db import transaction
 
 from annotation.models import Repository, TestSet
 from core.errors import UserError
+from core.names import slug_check
 from evaluation.models import Campaign, Generation, System
 
 
@@ -20,6 +21,7 @@ def campaign_create(
     description: str = "",
 ) -> Campaign:
     """A new campaign; every name must exist (nothing is created when one does not)."""
+    slug_check(name=name, what="campaign")
     if Campaign.objects.filter(name=name).exists():
         raise UserError(f"campaign {name!r} exists already")
     testset = None

@@ -70,6 +70,13 @@ def test_an_unknown_name_is_refused_and_nothing_is_created(named, options, messa
     assert not Campaign.objects.filter(name="bad").exists()
 
 
+@pytest.mark.parametrize("name", ["Bad", "two words"])
+def test_a_campaign_name_must_be_a_slug(db, name):
+    with pytest.raises(CommandError, match="campaign name .* must be a slug"):
+        call_command("campaign", "create", name)
+    assert not Campaign.objects.exists()
+
+
 def test_systems_without_a_test_set_are_refused(named):
     with pytest.raises(CommandError, match="give the test set"):
         call_command("campaign", "create", "bad", "--system", "shortest")

@@ -180,3 +180,10 @@ def test_real_dailydialog_train_split_without_the_test_dialogues(db, shared_data
     )
     assert not Utterance.objects.filter(text_hash__in=test_hashes).exists()
     assert report["inserted"] == Utterance.objects.count() > 60000
+
+
+@pytest.mark.parametrize("name", ["", "Subs", "two words"])
+def test_repository_name_must_be_a_slug(db, write_file, name):
+    with pytest.raises(UserError, match="repository name .* must be a slug"):
+        repository_import(path=write_file("s.txt", "x y\n"), name=name)
+    assert not Repository.objects.exists()
