@@ -11,6 +11,7 @@ from annotation.forms import BuildTestsetForm, DialogueImportForm, PreviewForm, 
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
+from annotation.services.datasets import dataset_save
 from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.services.uploads import upload_store
 
@@ -52,9 +53,7 @@ class DatasetAdmin(admin.ModelAdmin):
         return "off (rating generated responses: every response gets all its ratings)"
 
     def save_model(self, request, obj, form, change):
-        if obj.is_rating:
-            obj.adaptive_stopping = False
-        super().save_model(request, obj, form, change)
+        dataset_save(dataset=obj)
 
     def _refuse_rating(self, request, dataset: Dataset, what: str):
         """The test-set tools (pools, filter preview, build) do not apply to a rating dataset."""
