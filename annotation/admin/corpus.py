@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.forms import BuildTestsetForm, DialogueImportForm, PreviewForm, TestsetImportForm
+from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
@@ -20,6 +20,7 @@ from .dataset_tools import DatasetTool, dataset_tools
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
+    form = DatasetAdminForm
     list_display = [
         "name",
         "task",

@@ -31,11 +31,13 @@ class GenerationStartForm(forms.Form):
 
 
 class RatingDatasetForm(forms.Form):
+    """rating_dataset_create checks the name and everything else; its UserError is the form's error."""
+
     generations = forms.ModelMultipleChoiceField(
         queryset=Generation.objects.select_related("system", "dataset"),
         help_text="Their responses to the same context are rated side by side, in one unit.",
     )
-    name = forms.SlugField(max_length=100, help_text="Name of the new rating dataset.")
+    name = forms.CharField(max_length=100, help_text="Name of the new rating dataset.")
     annotators_per_item = forms.IntegerField(initial=5, min_value=1, max_value=50, label="annotators per response")
     include_reference = forms.BooleanField(
         initial=True, required=False, help_text="Rate the reference too (it also checks the raters)."
