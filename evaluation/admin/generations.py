@@ -24,9 +24,11 @@ class GenerationStartForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=[(s.value, s.label) for s in (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)]
     )
-    top_p = forms.FloatField(initial=0.9, min_value=0.01, max_value=1.0, label="top-p", help_text="Nucleus only.")
-    temperature = forms.FloatField(initial=1.0, min_value=0.01, help_text="Nucleus only.")
-    max_new_tokens = forms.IntegerField(initial=40, min_value=1, max_value=32767)
+    # generation_start checks the decoding (top-p in (0, 1], a positive temperature, 1-32767 tokens)
+    # and its UserError is shown on the form.
+    top_p = forms.FloatField(initial=0.9, label="top-p", help_text="Nucleus only; in (0, 1].")
+    temperature = forms.FloatField(initial=1.0, help_text="Nucleus only; positive.")
+    max_new_tokens = forms.IntegerField(initial=40)
     seed = forms.IntegerField(initial=0, help_text="Nucleus only: the same seed gives the same responses.")
 
 
