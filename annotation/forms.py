@@ -1,18 +1,34 @@
 from django import forms
-from django.core.validators import validate_slug
 
 from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
 from annotation.models import Dataset, FilterRules
+from annotation.services.datasets import dataset_name_check
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
+from annotation.services.testset_build import testset_name_check
+from core.forms import service_check
+
+
+class DatasetAdminForm(forms.ModelForm):
+    """The dataset admin's add and change form; dataset_save keeps the rules on saving."""
+
+    class Meta:
+        model = Dataset
+        fields = "__all__"
+
+    def clean_name(self):
+        return service_check(dataset_name_check, name=self.cleaned_data["name"])
 
 
 class DialogueImportForm(forms.Form):
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
     format = forms.ChoiceField(choices=[(f, f) for f in DIALOGUE_FORMATS])
-    dataset = forms.CharField(validators=[validate_slug], help_text="New or existing dataset name")
+    dataset = forms.CharField(help_text="New or existing dataset name")
     context_turns = forms.IntegerField(
         min_value=1, max_value=20, initial=ImportDialoguesParams.default("context_turns")
     )
+
+    def clean_dataset(self):
+        return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
     def job_params(self, *, path: str) -> ImportDialoguesParams:
         """The job's parameters, with the uploaded file stored at ``path``."""
@@ -27,8 +43,11 @@ class TestsetImportForm(forms.Form):
         label="Test set TSV", help_text="context turns, ground truth, false candidates; tab-separated"
     )
     scores = forms.FileField(required=False, label="human_scores.jsonl", help_text="optional, aligned with the TSV")
-    dataset = forms.CharField(validators=[validate_slug])
+    dataset = forms.CharField()
     context_turns = forms.IntegerField(min_value=1, max_value=20, initial=ImportTestsetParams.default("context_turns"))
+
+    def clean_dataset(self):
+        return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
     def job_params(self, *, path: str, scores_path: str | None) -> ImportTestsetParams:
         d = self.cleaned_data
@@ -42,7 +61,7 @@ class ScoreImportForm(forms.Form):
 
 
 class BuildTestsetForm(forms.Form):
-    name = forms.CharField(validators=[validate_slug], help_text="Name of the new, frozen test set")
+    name = forms.CharField(help_text="Name of the new, frozen test set")
     false_per_question = forms.IntegerField(
         min_value=1,
         max_value=20,
@@ -51,6 +70,9 @@ class BuildTestsetForm(forms.Form):
     )
     seed = forms.IntegerField(initial=BuildTestsetParams.default("seed"))
     rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), empty_label=None)
+
+    def clean_name(self):
+        return service_check(testset_name_check, name=self.cleaned_data["name"])
 
     def job_params(self, *, dataset: Dataset) -> BuildTestsetParams:
         d = self.cleaned_data

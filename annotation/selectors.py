@@ -158,7 +158,7 @@ class FilterPreview:
 
 def filter_preview(*, dataset: Dataset, rules: FilterRules, false_per_question: int = 3) -> FilterPreview:
     """Dry run of the filter rules and the question builder: what each rule removes and how many
-    questions a release built now would have."""
+    questions a test set built now would have."""
     preview = FilterPreview(dataset=dataset.name, rules_version=rules.version, false_per_question=false_per_question)
     preview.candidates_by_decision = {d.value: 0 for d in FalseDecision}
     preview.questions_by_ground_truth = {d.value: 0 for d in GroundTruthDecision}

@@ -87,10 +87,11 @@ def setup(n_questions: int, n_annotators: int) -> list[str]:
 
     from annotation.models import Annotator, Candidate, Context, Dataset, DatasetMembership, Question, Turn
     from annotation.services.assignment import annotation_open
+    from annotation.services.datasets import dataset_save
     from core.text import text_hash
 
     call_command("migrate", verbosity=0)
-    dataset = Dataset.objects.create(name="bench", adaptive_stopping=False, attention_check_rate=0.1)
+    dataset = dataset_save(dataset=Dataset(name="bench", adaptive_stopping=False, attention_check_rate=0.1))
     contexts = Context.objects.bulk_create(
         [Context(dataset=dataset, source="bench", source_line=i + 1) for i in range(n_questions)]
     )

@@ -114,12 +114,13 @@ def build(n_questions: int) -> None:
 
     from annotation.models import Annotator, Candidate, Context, Dataset, Question, Score
     from annotation.services.assignment import annotation_open
+    from annotation.services.datasets import dataset_save
     from annotation.services.quality import quality_refresh
     from core.text import text_hash
 
     call_command("migrate", verbosity=0)
     start = time.perf_counter()
-    dataset = Dataset.objects.create(name="big", attention_check_rate=0)
+    dataset = dataset_save(dataset=Dataset(name="big", attention_check_rate=0))
     contexts = Context.objects.bulk_create(
         [Context(dataset=dataset, source="bench", source_line=i + 1) for i in range(n_questions)], batch_size=5000
     )

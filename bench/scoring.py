@@ -192,7 +192,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: all cores)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--false", type=int, default=3, help="false candidates per question (3: a release; 10: a retrieval pool)"
+        "--false", type=int, default=3, help="false candidates per question (3: a test set; 10: a retrieval pool)"
     )
     parser.add_argument("--strategy", default="packed", choices=["packed", "kv-cache"], help="our causal fast path")
     parser.add_argument("--rounds", type=int, default=5, help="alternating ours / lm-eval rounds")

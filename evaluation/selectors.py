@@ -1,4 +1,4 @@
-"""Reads for evaluations: what a release asks, and what a system answered."""
+"""Reads for evaluations: what a test set asks, and what a system answered."""
 
 import re
 from collections import defaultdict
@@ -29,13 +29,13 @@ def context_turns(*, context_ids) -> defaultdict[int, list[str]]:
 
 
 def pending_items(*, evaluation: Evaluation):
-    """Questions of the evaluation's release that have no result yet, in release order."""
+    """Questions of the evaluation's test set that have no result yet, in the test set's order."""
     done = QuestionResult.objects.filter(evaluation=evaluation).values("item_id")
     return TestSetQuestion.objects.filter(testset_id=evaluation.testset_id).exclude(id__in=done).order_by("position")
 
 
 def items_with_texts(*, item_ids: list[int]) -> list[dict]:
-    """Per release question: its context turns and its candidates in release order."""
+    """Per test-set question: its context turns and its candidates in the test set's order."""
     items = list(TestSetQuestion.objects.filter(id__in=item_ids).values("id", "position", "question__context_id"))
     turns = context_turns(context_ids={i["question__context_id"] for i in items})
     candidates: dict[int, list[dict]] = defaultdict(list)

@@ -98,7 +98,7 @@ def campaign_responses(*, campaign: Campaign) -> dict[str, dict[str, tuple[str, 
 
 
 def testset_trial_questions(*, testset) -> list[Question]:
-    """The release's questions (context turns and ground truth) in release order, for RANDOM trials."""
+    """The test set's questions (context turns and ground truth) in its order, for RANDOM trials."""
     items = TestSetQuestion.objects.filter(testset=testset)
     turns = context_turns(context_ids=items.values("question__context_id"))
     truth = dict(

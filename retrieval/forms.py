@@ -1,14 +1,15 @@
 from django import forms
-from django.core.validators import validate_slug
 
 from annotation.models import Dataset, Repository
+from core.forms import service_check
 from retrieval.job_params import BuildPoolsParams, ImportRepositoryParams
-from retrieval.services.repository_import import FORMATS
+from retrieval.services.pools import pool_sizes_check
+from retrieval.services.repository_import import FORMATS, repository_name_check
 
 
 class RepositoryImportForm(forms.Form):
     file = forms.FileField(help_text="One utterance per line (.gz too), Cornell movie_lines.txt, or DailyDialog")
-    name = forms.CharField(validators=[validate_slug], help_text="New repository, or an existing one to add to")
+    name = forms.CharField(help_text="New repository, or an existing one to add to")
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial=ImportRepositoryParams.default("format"))
     min_tokens = forms.IntegerField(
         min_value=0, initial=ImportRepositoryParams.default("min_tokens"), help_text="Skip utterances with fewer words"
@@ -19,6 +20,9 @@ class RepositoryImportForm(forms.Form):
         to_field_name="name",
         help_text="Leave out every utterance that occurs in these datasets",
     )
+
+    def clean_name(self):
+        return service_check(repository_name_check, name=self.cleaned_data["name"])
 
     def job_params(self, *, path: str) -> ImportRepositoryParams:
         """The job's parameters, with the uploaded file stored at ``path``."""
@@ -58,8 +62,8 @@ class PoolForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if (data.get("lexical") or 0) + (data.get("dense") or 0) < 1:
-            raise forms.ValidationError("Ask for at least one candidate per question.")
+        if data.get("lexical") is not None and data.get("dense") is not None:
+            service_check(pool_sizes_check, lexical=data["lexical"], dense=data["dense"])
         return data
 
     def job_params(self, *, dataset: Dataset) -> BuildPoolsParams:

@@ -7,10 +7,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.forms import BuildTestsetForm, DialogueImportForm, PreviewForm, TestsetImportForm
+from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
+from annotation.services.datasets import dataset_save
 from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.services.uploads import upload_store
 
@@ -19,6 +20,7 @@ from .dataset_tools import DatasetTool, dataset_tools
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
+    form = DatasetAdminForm
     list_display = [
         "name",
         "task",
@@ -52,9 +54,7 @@ class DatasetAdmin(admin.ModelAdmin):
         return "off (rating generated responses: every response gets all its ratings)"
 
     def save_model(self, request, obj, form, change):
-        if obj.is_rating:
-            obj.adaptive_stopping = False
-        super().save_model(request, obj, form, change)
+        dataset_save(dataset=obj)
 
     def _refuse_rating(self, request, dataset: Dataset, what: str):
         """The test-set tools (pools, filter preview, build) do not apply to a rating dataset."""
@@ -179,7 +179,7 @@ class DatasetAdmin(admin.ModelAdmin):
             self,
             form=form,
             title=f"Build a test set from {dataset.name}",
-            intro="The release is frozen once built: its questions, candidate order, scores and "
+            intro="The test set is frozen once built: its questions, candidate order, scores and "
             "the sha256 of every export are recorded in its manifest.",
         )
 

@@ -54,7 +54,7 @@ class FilterRulesAdmin(admin.ModelAdmin):
     fields = [*FilterRules.THRESHOLD_FIELDS, "note"]
 
     def has_change_permission(self, request, obj=None):
-        return False  # a new version is added instead; releases point at the version they used
+        return False  # a new version is added instead; test sets point at the version they used
 
     def has_delete_permission(self, request, obj=None):
         return False

@@ -18,9 +18,9 @@ from .crowd import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from .release import TestSet, TestSetCandidate, TestSetQuestion
 from .repository import Repository, Utterance
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
+from .testset import TestSet, TestSetCandidate, TestSetQuestion
 
 __all__ = [
     "DEFAULT_ERROR_LABELS",

@@ -17,7 +17,7 @@ from .testset_import import testset_import
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_DATASET = "demo-dialogues"
 DEMO_ANNOTATED = "demo-annotated"
-DEMO_RELEASE = "demo-annotated-v1"
+DEMO_TESTSET = "demo-annotated-v1"
 
 # Demo steps of higher apps (retrieval: the demo repository and candidate pools), registered from
 # their AppConfig.ready() and run after this app's own, in order. A step takes ``with_pools`` and
@@ -47,11 +47,11 @@ def demo_load(*, with_pools: bool = True) -> list[str]:
                 dataset_name=DEMO_ANNOTATED,
             )
             done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {report['scores']} scores")
-        if not TestSet.objects.filter(name=DEMO_RELEASE).exists():
-            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_RELEASE, seed=0)
+        if not TestSet.objects.filter(name=DEMO_TESTSET).exists():
+            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_TESTSET, seed=0)
             counts = testset.manifest["counts"]
             done.append(
-                f"test set {DEMO_RELEASE}: {counts['questions']} questions ({counts['derived_questions']} derived)"
+                f"test set {DEMO_TESTSET}: {counts['questions']} questions ({counts['derived_questions']} derived)"
             )
     for step in _steps:
         done.extend(step(with_pools))

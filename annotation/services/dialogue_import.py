@@ -9,7 +9,8 @@ from core.errors import ImportFileError, UserError
 from core.lines import LineReader, RawLine, decode_field, parse_json_line
 from core.services.jobs import JobProgress
 
-from .questions import QuestionRecord, check_text, dataset_get_or_create, questions_bulk_create, source_ensure_new
+from .datasets import dataset_get_or_create
+from .questions import QuestionRecord, check_text, questions_bulk_create, source_ensure_new
 
 FORMATS = ("dailydialog", "jsonl")
 _EOU = b"__eou__"

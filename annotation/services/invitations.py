@@ -3,7 +3,9 @@
 import secrets
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 from django.core import signing
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership
@@ -11,6 +13,9 @@ from core.errors import UserError
 
 INVITE_SALT = "wellchosen.invite"
 INVITE_DAYS = 14
+# A floor that holds whatever AUTH_PASSWORD_VALIDATORS a deployment configures (they run too).
+MIN_PASSWORD_LENGTH = 8
+CREDENTIALS_RULE = f"Choose a user name and a password of at least {MIN_PASSWORD_LENGTH} characters."
 
 
 def membership_ensure(*, user, dataset: Dataset, max_units: int | None = None) -> Annotator:
@@ -30,9 +35,39 @@ def membership_ensure(*, user, dataset: Dataset, max_units: int | None = None) -
     return annotator
 
 
+def username_check(*, username: str) -> str:
+    """The user name without surrounding spaces; a UserError when it is empty or breaks a rule of
+    the user model's own (its validators: allowed characters, length)."""
+    username = username.strip()
+    if not username:
+        raise UserError("Give a user name.")
+    user_model = get_user_model()
+    try:
+        user_model._meta.get_field(user_model.USERNAME_FIELD).run_validators(username)
+    except ValidationError as exc:
+        raise UserError(" ".join(exc.messages)) from None
+    return username
+
+
+def invite_credentials_check(*, username: str, password: str) -> str:
+    """The user name a person signing up with an invitation link chose, checked with their password:
+    a user name and at least MIN_PASSWORD_LENGTH characters, then the configured password
+    validators (AUTH_PASSWORD_VALIDATORS: common, numeric, too similar to the user name)."""
+    if not username.strip() or len(password) < MIN_PASSWORD_LENGTH:
+        raise UserError(CREDENTIALS_RULE)
+    username = username_check(username=username)
+    user_model = get_user_model()
+    try:
+        validate_password(password, user=user_model(**{user_model.USERNAME_FIELD: username}))
+    except ValidationError as exc:
+        raise UserError(" ".join(exc.messages)) from None
+    return username
+
+
 def annotator_invite_account(*, dataset: Dataset, username: str, max_units: int | None = None) -> tuple[object, str]:
     """A new account for an annotator (or an existing one added to the dataset). Returns the user and
     a password to hand over, empty when the account existed already."""
+    username = username_check(username=username)
     users = get_user_model().objects
     with transaction.atomic():
         user = users.filter(username=username).first()
@@ -62,7 +97,10 @@ def invite_dataset(*, token: str) -> Dataset:
 
 
 def invite_accept(*, token: str, username: str, password: str):
+    """A new account from an invitation link, a member of the link's dataset; a UserError when the
+    link is not valid or the credentials break a rule (invite_credentials_check)."""
     dataset = invite_dataset(token=token)
+    username = invite_credentials_check(username=username, password=password)
     users = get_user_model().objects
     with transaction.atomic():
         if users.filter(username=username).exists():

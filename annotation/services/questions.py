@@ -4,7 +4,6 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.utils.text import slugify
 
 from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Turn
 from core.errors import ImportFileError, UserError
@@ -27,13 +26,6 @@ class CreatedQuestion:
     record: QuestionRecord
     question: Question
     candidate_ids: list[int]  # ground truth first, then false candidates in file order
-
-
-def dataset_get_or_create(*, name: str, context_turns: int = 3) -> Dataset:
-    if not name or slugify(name) != name:
-        raise UserError(f"dataset name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
-    dataset, _ = Dataset.objects.get_or_create(name=name, defaults={"context_turns": context_turns})
-    return dataset
 
 
 def source_ensure_new(*, dataset: Dataset, source: str) -> None:

@@ -1,4 +1,4 @@
-"""build_testset: freeze a release of 1 ground truth + k false candidates per question (§3.2)."""
+"""build_testset: freeze a test set of 1 ground truth + k false candidates per question (§3.2)."""
 
 import hashlib
 import random
@@ -6,10 +6,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from annotation.models import Candidate, Dataset, Question, Score, TestSet, TestSetCandidate, TestSetQuestion
-from annotation.release_io import EXPORTS, export_filename, render_export
 from annotation.rules import plan_questions
 from annotation.selectors import (
     candidates_agreement,
@@ -18,10 +16,20 @@ from annotation.selectors import (
     filter_rules_get,
     question_pools,
 )
+from annotation.testset_io import EXPORTS, export_filename, render_export
 from core.errors import UserError
+from core.names import slug_check
 from core.services.jobs import JobProgress
 
 from .annotators import annotator_label
+
+
+def testset_name_check(*, name: str) -> str:
+    """The name of a new test set: a slug no test set has (test sets are frozen, never replaced)."""
+    slug_check(name=name, what="test set")
+    if TestSet.objects.filter(name=name).exists():
+        raise UserError(f"a test set named {name!r} exists already; test sets are frozen, choose a new name")
+    return name
 
 
 def testset_build(
@@ -33,10 +41,9 @@ def testset_build(
     rules_version: int | None = None,
     progress: JobProgress | None = None,
 ) -> TestSet:
-    """Build and freeze a release. Deterministic for a seed: which candidates are chosen, which
+    """Build and freeze a test set. Deterministic for a seed: which candidates are chosen, which
     acceptable candidates become derived ground truths, and the candidate order."""
-    if not name or slugify(name) != name:
-        raise UserError(f"release name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    slug_check(name=name, what="test set")
     if false_per_question < 1:
         raise UserError("--false must be at least 1")
     dataset = Dataset.objects.filter(name=dataset_name).first()
@@ -52,8 +59,7 @@ def testset_build(
     except Exception:
         raise UserError(f"no filter rules version {rules_version}") from None
     with transaction.atomic():
-        if TestSet.objects.filter(name=name).exists():
-            raise UserError(f"a release named {name!r} exists already; releases are frozen, choose a new name")
+        testset_name_check(name=name)
         pools = question_pools(dataset=dataset, rules=rules)
         plans = []  # (original question id, PlannedQuestion)
         for question_id, pool in pools.items():
@@ -125,7 +131,7 @@ def testset_build(
 
 
 def _questions_for(plans, *, dataset: Dataset) -> list[int]:
-    """Question ids in release order; derived questions are created once and then reused."""
+    """Question ids in the test set's order; derived questions are created once and then reused."""
     wanted = {(orig, p.ground_truth_id) for orig, p in plans if p.derived}
     existing = {
         (q.derived_from_id, q.derived_ground_truth_id): q.pk

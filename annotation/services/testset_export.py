@@ -1,20 +1,20 @@
-"""export_testset: write a frozen release to a directory and check it against its manifest."""
+"""export_testset: write a frozen test set to a directory and check it against its manifest."""
 
 import hashlib
 import os
 from pathlib import Path
 
 from annotation.models import TestSet
-from annotation.release_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
+from annotation.testset_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
 from core.errors import UserError
 
 
 def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path]:
     """Write the files of each format plus the manifest. Every file's sha256 must equal the
-    one recorded when the release was built; a mismatch means the release was altered."""
+    one recorded when the test set was built; a mismatch means the test set was altered."""
     testset = TestSet.objects.select_related("dataset").filter(name=name).first()
     if testset is None:
-        raise UserError(f"no release {name!r}")
+        raise UserError(f"no test set {name!r}")
     unknown = [f for f in formats if f not in FORMAT_FILES]
     if unknown:
         raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
@@ -32,8 +32,8 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path
             expected = testset.manifest["files"][kind]["sha256"]
             if digest != expected:
                 raise UserError(
-                    f"release {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
-                    f"{expected}); the release was altered after it was built"
+                    f"test set {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
+                    f"{expected}); the test set was altered after it was built"
                 )
     except BaseException:
         for partial, _ in partials:

@@ -16,11 +16,11 @@ from core.lines import LineReader, RawLine, decode_field, parse_json_line
 from core.services.jobs import JobProgress
 
 from .annotators import imported_annotators_get_or_create
+from .datasets import dataset_get_or_create
 from .questions import (
     CreatedQuestion,
     QuestionRecord,
     check_text,
-    dataset_get_or_create,
     questions_bulk_create,
     source_ensure_new,
 )

@@ -13,7 +13,13 @@ from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
 from annotation.selectors import dataset_progress, overall_agreement
 from annotation.services.assignment import annotation_open
-from annotation.services.invitations import annotator_invite_account, invite_accept, invite_dataset, invite_link_token
+from annotation.services.invitations import (
+    MIN_PASSWORD_LENGTH,
+    annotator_invite_account,
+    invite_accept,
+    invite_dataset,
+    invite_link_token,
+)
 from core.errors import UserError
 from core.selectors import jobs_recent
 from core.services.jobs import job_create
@@ -69,14 +75,15 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
         token = invite_link_token(dataset=dataset)
         request.session["invite_url"] = request.build_absolute_uri(reverse("invite-accept", args=[token]))
         return redirect("dashboard-dataset", name=name)
-    username = request.POST.get("username", "").strip()
-    if not username:
-        messages.error(request, "Give a user name.")
-        return redirect("dashboard-dataset", name=name)
     cap = request.POST.get("max_units", "").strip()
-    _, password = annotator_invite_account(
-        dataset=dataset, username=username, max_units=int(cap) if cap.isdigit() else None
-    )
+    try:
+        user, password = annotator_invite_account(
+            dataset=dataset, username=request.POST.get("username", ""), max_units=int(cap) if cap.isdigit() else None
+        )
+    except UserError as exc:
+        messages.error(request, str(exc))
+        return redirect("dashboard-dataset", name=name)
+    username = user.get_username()
     if password:
         request.session["new_password"] = f"{username} / {password}"
     messages.info(request, f"{username} can now annotate {dataset.name}.")
@@ -110,15 +117,14 @@ def invite_accept_view(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "annotate/message.html", {"title": "Invitation", "message": str(exc)}, status=400)
     error = ""
     if request.method == "POST":
-        username, password = request.POST.get("username", "").strip(), request.POST.get("password", "")
-        if not username or len(password) < 8:
-            error = "Choose a user name and a password of at least 8 characters."
+        try:
+            user = invite_accept(
+                token=token, username=request.POST.get("username", ""), password=request.POST.get("password", "")
+            )
+        except UserError as exc:
+            error = str(exc)
         else:
-            try:
-                user = invite_accept(token=token, username=username, password=password)
-            except UserError as exc:
-                error = str(exc)
-            else:
-                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-                return redirect("annotate-next")
-    return render(request, "dashboard/invite.html", {"dataset": dataset, "error": error}, status=400 if error else 200)
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            return redirect("annotate-next")
+    context = {"dataset": dataset, "error": error, "min_password_length": MIN_PASSWORD_LENGTH}
+    return render(request, "dashboard/invite.html", context, status=400 if error else 200)

@@ -24,18 +24,22 @@ class GenerationStartForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=[(s.value, s.label) for s in (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)]
     )
-    top_p = forms.FloatField(initial=0.9, min_value=0.01, max_value=1.0, label="top-p", help_text="Nucleus only.")
-    temperature = forms.FloatField(initial=1.0, min_value=0.01, help_text="Nucleus only.")
-    max_new_tokens = forms.IntegerField(initial=40, min_value=1, max_value=32767)
+    # generation_start checks the decoding (top-p in (0, 1], a positive temperature, 1-32767 tokens)
+    # and its UserError is shown on the form.
+    top_p = forms.FloatField(initial=0.9, label="top-p", help_text="Nucleus only; in (0, 1].")
+    temperature = forms.FloatField(initial=1.0, help_text="Nucleus only; positive.")
+    max_new_tokens = forms.IntegerField(initial=40)
     seed = forms.IntegerField(initial=0, help_text="Nucleus only: the same seed gives the same responses.")
 
 
 class RatingDatasetForm(forms.Form):
+    """rating_dataset_create checks the name and everything else; its UserError is the form's error."""
+
     generations = forms.ModelMultipleChoiceField(
         queryset=Generation.objects.select_related("system", "dataset"),
         help_text="Their responses to the same context are rated side by side, in one unit.",
     )
-    name = forms.SlugField(max_length=100, help_text="Name of the new rating dataset.")
+    name = forms.CharField(max_length=100, help_text="Name of the new rating dataset.")
     annotators_per_item = forms.IntegerField(initial=5, min_value=1, max_value=50, label="annotators per response")
     include_reference = forms.BooleanField(
         initial=True, required=False, help_text="Rate the reference too (it also checks the raters)."

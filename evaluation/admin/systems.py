@@ -23,7 +23,7 @@ class SystemAdmin(admin.ModelAdmin):
 
 
 class EvaluationStartForm(forms.Form):
-    testset = forms.ModelChoiceField(queryset=TestSet.objects.all(), label="release")
+    testset = forms.ModelChoiceField(queryset=TestSet.objects.all(), label="test set")
     system = forms.ModelChoiceField(queryset=System.objects.all())
 
 
@@ -52,14 +52,14 @@ class EvaluationAdmin(ReadOnlyAdmin):
                 form.add_error(None, str(exc))
             else:
                 if job is None:
-                    messages.info(request, "This system was already evaluated on this release.")
+                    messages.info(request, "This system was already evaluated on this test set.")
                     return redirect(reverse("admin:evaluation_evaluation_change", args=[evaluation.pk]))
                 return redirect(reverse("job-detail", args=[job.pk]))
         return render_form(
             request,
             self,
             form=form,
-            title="Evaluate a system on a release",
+            title="Evaluate a system on a test set",
             intro="The system selects the lowest-loss candidate of every question. The job goes to the GPU "
             "queue (a worker without a GPU scores on its CPU) and can be cancelled and resumed.",
         )

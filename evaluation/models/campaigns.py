@@ -3,7 +3,7 @@
 A campaign (Sato et al. 2020, §4) puts side by side, for a set of systems:
 
 * their CHOSEN accuracy: an :class:`~evaluation.models.Evaluation` of each system on the campaign's
-  release (``testset``);
+  test set (``testset``);
 * their RANDOM accuracies: the same questions with the false candidates resampled from a repository,
   ``random_trials`` seeded trials (:class:`RandomTrialResult`, one row per system and trial);
 * their human score and reference-based metrics (BLEU, METEOR, ROUGE-L), both from one
@@ -129,11 +129,11 @@ class ResponseRating(models.Model):
 
 
 class Campaign(models.Model):
-    """Which systems to rank, on which release, against which human ratings; the report is its page."""
+    """Which systems to rank, on which test set, against which human ratings; the report is its page."""
 
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
-    # CHOSEN: the release built with well-chosen false candidates (optional: an imported campaign of
+    # CHOSEN: the test set built with well-chosen false candidates (optional: an imported campaign of
     # external systems has only the human and reference-based parts).
     testset = models.ForeignKey(
         "annotation.TestSet", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"

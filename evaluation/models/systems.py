@@ -1,4 +1,4 @@
-"""Systems to rank and their evaluations on frozen test-set releases (Sato et al. §4)."""
+"""Systems to rank and their evaluations on frozen test sets (Sato et al. §4)."""
 
 from django.db import models
 from django.db.models import Q
@@ -9,7 +9,7 @@ class SystemKind(models.TextChoices):
     SEQ2SEQ = "seq2seq", "encoder-decoder model"
     PLUGIN = "plugin", "plugin class (losses(contexts, candidates))"
     # Responses only, imported with their human ratings (e.g. the systems of Zhao et al. 2020):
-    # ranked by humans and reference-based metrics, never scored on a release.
+    # ranked by humans and reference-based metrics, never scored on a test set.
     EXTERNAL = "external", "external (imported responses only)"
 
 
@@ -94,7 +94,7 @@ class EvaluationStatus(models.TextChoices):
 
 
 class Evaluation(models.Model):
-    """One system on one release: which candidate it selects for every question."""
+    """One system on one test set: which candidate it selects for every question."""
 
     testset = models.ForeignKey("annotation.TestSet", on_delete=models.PROTECT, related_name="evaluations")
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="evaluations")

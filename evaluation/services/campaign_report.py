@@ -10,7 +10,7 @@ What is compared:
   see :func:`evaluation.selectors_campaign.campaign_rated_contexts` for which contexts count;
 * BLEU-1/2, METEOR, ROUGE-L: on the same responses as the human score (all of a system's responses
   when it has no ratings), against ``GeneratedResponse.references``;
-* CHOSEN accuracy: the system's succeeded evaluation on the campaign's release (every local system
+* CHOSEN accuracy: the system's succeeded evaluation on the campaign's test set (every local system
   answers the same questions); RANDOM: its accuracy on each trial, correlated with the human scores
   trial by trial on the trials every RANDOM system finished;
 * correlations use the systems present in both rankings, and need at least 2 of them; with 2 a
@@ -209,7 +209,7 @@ def _chosen(campaign: Campaign, systems: dict, notes: list[str]) -> tuple[dict, 
     local = [name for name, info in systems.items() if info["kind"] != "external"]
     breakdown: dict[str, dict] = {"per_label": {}, "per_source": {}}
     if campaign.testset_id is None:
-        notes.append("no release (testset): no CHOSEN accuracies and no RANDOM trials")
+        notes.append("no test set: no CHOSEN accuracies and no RANDOM trials")
         return {}, breakdown
     if not local:
         notes.append("no local systems: CHOSEN and RANDOM need systems that score candidates")

@@ -4,6 +4,7 @@ from django.db import transaction
 
 from annotation.models import Repository, TestSet
 from core.errors import UserError
+from core.names import slug_check
 from evaluation.models import Campaign, Generation, System
 
 
@@ -20,13 +21,14 @@ def campaign_create(
     description: str = "",
 ) -> Campaign:
     """A new campaign; every name must exist (nothing is created when one does not)."""
+    slug_check(name=name, what="campaign")
     if Campaign.objects.filter(name=name).exists():
         raise UserError(f"campaign {name!r} exists already")
     testset = None
     if testset_name:
         testset = TestSet.objects.filter(name=testset_name).first()
         if testset is None:
-            raise UserError(f"no release {testset_name!r}")
+            raise UserError(f"no test set {testset_name!r}")
     repository = None
     if repository_name:
         repository = Repository.objects.filter(name=repository_name).first()
@@ -43,7 +45,7 @@ def campaign_create(
     if len({g.system_id for g in generations}) != len(generations):
         raise UserError("one generation per system: two of the given generations belong to the same system")
     if systems and testset is None:
-        raise UserError("systems are ranked by their accuracy on a release: give the release (--testset)")
+        raise UserError("systems are ranked by their accuracy on a test set: give the test set (--testset)")
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name,

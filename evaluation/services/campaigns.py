@@ -1,6 +1,6 @@
 """Running an evaluation campaign: CHOSEN evaluations, RANDOM trials, then the report.
 
-RANDOM (Sato et al. 2020, §4.2): the release's questions with their false candidates drawn anew from
+RANDOM (Sato et al. 2020, §4.2): the test set's questions with their false candidates drawn anew from
 the campaign's repository, ``random_trials`` seeded trials (:func:`evaluation.baselines.random_trial`,
 trial ``t`` seeded with ``(campaign.seed, t)``: the same sets whatever the number of trials). Each
 system scores each trial; one :class:`RandomTrialResult` row per (campaign, system, trial), committed
@@ -73,9 +73,9 @@ def campaign_run(
     evaluate: bool = CampaignParams.default("evaluate"),
     device: str | None = None,
 ) -> dict:
-    """Evaluate every local system on the release (CHOSEN; finished evaluations are kept), run the
+    """Evaluate every local system on the test set (CHOSEN; finished evaluations are kept), run the
     RANDOM trials still missing, then compute and store the report. Parts a campaign lacks (no
-    release, no repository, no local system) are skipped; the report says what is missing."""
+    test set, no repository, no local system) are skipped; the report says what is missing."""
     campaign = Campaign.objects.select_related("testset", "repository").filter(pk=campaign_id).first()
     if campaign is None:
         raise UserError(f"no campaign #{campaign_id}")
@@ -124,7 +124,7 @@ def campaign_random_run(
     if campaign is None:
         raise UserError(f"no campaign #{campaign_id}")
     if campaign.testset is None:
-        raise UserError(f"campaign {campaign.name}: no release (testset) whose questions the RANDOM trials ask")
+        raise UserError(f"campaign {campaign.name}: no test set whose questions the RANDOM trials ask")
     if campaign.repository is None:
         raise UserError(f"campaign {campaign.name}: no repository to draw RANDOM false candidates from")
     systems = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
@@ -141,7 +141,7 @@ def campaign_random_run(
         return result
     questions = testset_trial_questions(testset=campaign.testset)
     if not questions:
-        raise UserError(f"release {campaign.testset.name} has no questions")
+        raise UserError(f"test set {campaign.testset.name} has no questions")
     repository = repository_texts(repository=campaign.repository)
     if not repository:
         raise UserError(f"repository {campaign.repository.name} has no utterances")

@@ -32,14 +32,14 @@ def evaluation_start(
     batch_questions: int = EvaluateParams.default("batch_questions"),
     device: str | None = None,
 ) -> tuple[Evaluation, Job | None]:
-    """The evaluation of a system on a release, with a job to run or resume it.
+    """The evaluation of a system on a test set, with a job to run or resume it.
 
     A finished evaluation of an unchanged system is returned as is (no job). Results of a
     system edited since they were computed are discarded first.
     """
     testset = TestSet.objects.filter(name=testset_name).first()
     if testset is None:
-        raise UserError(f"no release {testset_name!r}")
+        raise UserError(f"no test set {testset_name!r}")
     system = System.objects.filter(name=system_name).first()
     if system is None:
         raise UserError(f"no system {system_name!r}")
@@ -72,7 +72,7 @@ def evaluation_run(
     batch_questions: int = EvaluateParams.default("batch_questions"),
     device: str | None = None,
 ) -> dict:
-    """Score every unanswered question of the release, then summarise. Returns the summary."""
+    """Score every unanswered question of the test set, then summarise. Returns the summary."""
     evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()
     if evaluation is None:
         raise UserError(f"no evaluation #{evaluation_id}")

@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from core.errors import UserError
+from core.names import slug_check
 from core.services.jobs import JobProgress
 from evaluation.human import NON_SYSTEMS, AnnotatedResponse, HumanRatingsError, read_zhao_annotated
 from evaluation.models import (
@@ -60,8 +61,8 @@ def zhao_ratings_import(
     created here); every aspect of an item is imported. Returns counts (see the module docstring).
     """
     path = Path(path).expanduser().resolve()
-    if campaign_name is not None and (not campaign_name or slugify(campaign_name) != campaign_name):
-        raise UserError(f"campaign name {campaign_name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    if campaign_name is not None:
+        slug_check(name=campaign_name, what="campaign")
     report = {
         "file": str(path),
         "items": 0,

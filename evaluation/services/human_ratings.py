@@ -11,7 +11,6 @@ reads back per system.
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.utils.text import slugify
 
 from annotation.models import (
     Candidate,
@@ -23,6 +22,7 @@ from annotation.models import (
     QuestionWork,
     Turn,
 )
+from annotation.services.datasets import dataset_name_check, dataset_save
 from core.errors import UserError
 from core.text import clean_text, text_hash
 from evaluation.models import GeneratedResponse, Generation
@@ -57,8 +57,7 @@ def rating_dataset_create(
     ``annotators_per_item`` ratings: adaptive stopping never applies to a rating dataset.
     All or nothing: one transaction.
     """
-    if not name or slugify(name) != name:
-        raise UserError(f"dataset name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    dataset_name_check(name=name)
     if annotators_per_item < 1:
         raise UserError("annotators_per_item must be at least 1")
     ids = list(dict.fromkeys(generation_ids))
@@ -68,13 +67,14 @@ def rating_dataset_create(
         if Dataset.objects.filter(name=name).exists():
             raise UserError(f"a dataset named {name!r} exists already; choose a new name")
         groups = _context_groups(ids)
-        dataset = Dataset.objects.create(
-            name=name,
-            description=description,
-            task=DatasetTask.RATE,
-            adaptive_stopping=False,
-            annotators_per_item=annotators_per_item,
-            context_turns=max(len(g.turns) for g in groups),
+        dataset = dataset_save(
+            dataset=Dataset(
+                name=name,
+                description=description,
+                task=DatasetTask.RATE,
+                annotators_per_item=annotators_per_item,
+                context_turns=max(len(g.turns) for g in groups),
+            )
         )
         _questions_create(dataset=dataset, groups=groups, include_reference=include_reference)
     return dataset

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.utils.module_loading import import_string
-from django.utils.text import slugify
 
 from core.errors import UserError
+from core.names import slug_check
 from evaluation.models import System, SystemDtype, SystemKind
 
 
@@ -27,8 +27,7 @@ def system_register(
     description: str = "",
 ) -> System:
     """Create or update the system ``name``. Paths must be local directories with a model config."""
-    if not name or slugify(name) != name:
-        raise UserError(f"system name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    slug_check(name=name, what="system")
     if kind not in SystemKind.values:
         raise UserError(f"kind must be one of {', '.join(SystemKind.values)}, not {kind!r}")
     if dtype not in SystemDtype.values:

@@ -43,6 +43,15 @@ class _Choice:
     found: list = field(default_factory=list)  # [{"retriever", "score", "rank", "version"}]
 
 
+def pool_sizes_check(*, lexical: int, dense: int) -> None:
+    """How many candidates each retriever adds to a pool: none negative, at least one in all."""
+    if lexical < 0 or dense < 0 or lexical + dense < 1:
+        raise UserError(
+            "Ask for at least one candidate per question: lexical (BM25) and dense (embedding) candidates "
+            f"are 0 or more and add up to at least 1, not {lexical} and {dense}"
+        )
+
+
 def pools_build(
     *,
     dataset_name: str,
@@ -61,8 +70,7 @@ def pools_build(
     repository = Repository.objects.filter(name=repository_name).first()
     if repository is None:
         raise UserError(f"no repository {repository_name!r}")
-    if settings.size < 1 or settings.lexical < 0 or settings.dense < 0:
-        raise UserError("--lexical and --dense must be >= 0 and add up to at least 1")
+    pool_sizes_check(lexical=settings.lexical, dense=settings.dense)
     lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress)
     lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
     versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}

@@ -15,11 +15,11 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
-from django.utils.text import slugify
 
 from annotation.models import Repository, Utterance
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, RawLine, decode_field
+from core.names import slug_check
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from retrieval.services.exclusions import excluded_hashes
@@ -27,6 +27,10 @@ from retrieval.services.exclusions import excluded_hashes
 FORMATS = ("lines", "cornell", "dailydialog")
 _CORNELL_SEP = b" +++$+++ "
 _EOU = b"__eou__"
+
+
+def repository_name_check(*, name: str) -> str:
+    return slug_check(name=name, what="repository")
 
 
 def repository_import(
@@ -42,8 +46,7 @@ def repository_import(
 ) -> dict:
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if not name or slugify(name) != name:
-        raise UserError(f"repository name {name!r} must be a slug (lower-case letters, digits, '-' and '_')")
+    repository_name_check(name=name)
     path = Path(path)
     max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
     # DailyDialog lines hold whole dialogues; other formats one utterance (plus Cornell's ids).

@@ -110,7 +110,7 @@ def test_build_form_starts_a_build_job(admin_client, scored_dataset, django_capt
     assert TestSet.objects.get(name="adm-r1").seed == 4
 
 
-def test_release_downloads_stream_the_frozen_files(admin_client, scored_dataset):
+def test_test_set_downloads_stream_the_frozen_files(admin_client, scored_dataset):
     testset = testset_build(dataset_name="adm", name="adm-r1")
     response = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "tsv"]))
     assert response.streaming and response["Content-Disposition"] == 'attachment; filename="adm-r1.tsv"'
@@ -120,7 +120,7 @@ def test_release_downloads_stream_the_frozen_files(admin_client, scored_dataset)
     assert json.loads(b"".join(manifest.streaming_content)) == testset.manifest
 
 
-def test_release_admin_pages_render(admin_client, scored_dataset):
+def test_test_set_admin_pages_render(admin_client, scored_dataset):
     testset = testset_build(dataset_name="adm", name="adm-r1")
     assert "adm-r1.jsonl" in admin_client.get(reverse("admin:annotation_testset_changelist")).content.decode()
     assert "sha256" in admin_client.get(reverse("admin:annotation_testset_change", args=[testset.pk])).content.decode()

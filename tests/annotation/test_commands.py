@@ -2,9 +2,10 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
+from annotation.models import TestSet
 from core.models import Job, JobStatus
 from tests.factories import DatasetFactory
 
@@ -36,7 +37,7 @@ def test_filter_preview_prints_a_readable_summary(db, scored_question):
     scored_question(dataset=DatasetFactory(name="p"), gt=GOOD_GT, false=[WRONG] * 3 + [[4, 4, 4, 1, 1]])
     out = run("filter_preview", dataset="p")
     assert "dropped as acceptable:    1" in out
-    assert "questions a release would have: 1 (0 derived)" in out
+    assert "questions a test set would have: 1 (0 derived)" in out
 
 
 def test_agreement_prints_both_kappas(db, scored_question):
@@ -55,6 +56,39 @@ def test_unknown_dataset_is_a_command_error(db):
         run("filter_preview", dataset="nope")
 
 
-def test_export_of_an_unknown_release_is_a_command_error(db, tmp_path):
-    with pytest.raises(CommandError, match="no release 'nope'"):
+def test_export_of_an_unknown_test_set_is_a_command_error(db, tmp_path):
+    with pytest.raises(CommandError, match="no test set 'nope'"):
         run("export_testset", "nope", out=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("alias", "command"), [("build_release", "build_testset"), ("export_release", "export_testset")]
+)
+def test_the_release_commands_say_they_are_aliases(alias, command):
+    help_text = load_command_class("annotation", alias).help
+    assert help_text == f"Alias of {command}. {load_command_class('annotation', command).help}"
+
+
+def test_build_release_and_export_release_do_what_the_test_set_commands_do(db, scored_question, tmp_path):
+    # given a dataset with two buildable questions
+    dataset = DatasetFactory(name="alias")
+    for _ in range(2):
+        scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
+    # when one test set is built with build_testset and one with its alias, with the same seed
+    run("build_testset", dataset="alias", name="by-testset", seed=5)
+    run("build_release", dataset="alias", name="by-release", seed=5)
+    # then both are build_testset jobs with the same questions, order and files
+    assert list(Job.objects.values_list("kind", "status")) == [("build_testset", JobStatus.SUCCEEDED)] * 2
+    by_testset, by_release = (TestSet.objects.get(name=n) for n in ("by-testset", "by-release"))
+    assert {k: f["sha256"] for k, f in by_release.manifest["files"].items()} == {
+        k: f["sha256"] for k, f in by_testset.manifest["files"].items()
+    }
+    # and export_release writes exactly the files export_testset writes
+    run("export_testset", "by-release", out=tmp_path / "testset")
+    run("export_release", "by-release", out=tmp_path / "release")
+    written = sorted(p.name for p in (tmp_path / "testset").iterdir())
+    assert written == sorted(p.name for p in (tmp_path / "release").iterdir()) and len(written) == 5
+    for name in written:
+        assert (tmp_path / "release" / name).read_bytes() == (tmp_path / "testset" / name).read_bytes()
+    with pytest.raises(CommandError, match="no test set 'nope'"):
+        run("export_release", "nope", out=tmp_path)

@@ -2,13 +2,15 @@ import re
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.models import Annotator, DatasetMembership
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.invitations import invite_link_token
+from annotation.services.invitations import invite_accept, invite_link_token
 from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
+from core.errors import UserError
 from core.models import Job
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
 
@@ -85,6 +87,55 @@ def test_invite_link_lets_a_person_sign_up_and_annotate(client, dataset):
     annotator = Annotator.objects.get(user__username="linked")
     assert DatasetMembership.objects.filter(annotator=annotator, dataset=dataset).exists()
     assert client.get(reverse("annotate-next"), follow=True).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("username", "password"), [("", "long-enough-pw"), ("   ", "long-enough-pw"), ("linked", "short")]
+)
+def test_invite_link_needs_a_user_name_and_a_long_enough_password(client, dataset, username, password):
+    url = reverse("invite-accept", args=[invite_link_token(dataset=dataset)])
+    response = client.post(url, {"username": username, "password": password})
+    assert response.status_code == 400
+    assert "Choose a user name and a password of at least 8 characters." in response.content.decode()
+    assert not get_user_model().objects.filter(username="linked").exists()
+
+
+@pytest.mark.parametrize(
+    ("username", "password", "message"),
+    [
+        ("linked", "", "Choose a user name and a password of at least 8 characters."),
+        ("linked", "1234567890", "This password is entirely numeric."),
+        ("linked", "password123", "This password is too common."),
+        ("linkedperson", "linkedperson1", "The password is too similar to the username."),
+        ("bad name!", "long-enough-pw", "Enter a valid username."),
+    ],
+)
+def test_invite_accept_refuses_what_the_password_validators_refuse(dataset, username, password, message):
+    token = invite_link_token(dataset=dataset)
+    with pytest.raises(UserError, match=re.escape(message)):
+        invite_accept(token=token, username=username, password=password)
+    assert not get_user_model().objects.filter(username=username.strip()).exists()
+
+
+def test_invite_accept_takes_the_user_name_without_surrounding_spaces(dataset):
+    user = invite_accept(token=invite_link_token(dataset=dataset), username="  spaced  ", password="long-enough-pw")
+    assert user.get_username() == "spaced"
+
+
+def test_the_sign_up_form_asks_for_the_minimum_length_in_the_browser(client, dataset):
+    html = client.get(reverse("invite-accept", args=[invite_link_token(dataset=dataset)])).content.decode()
+    assert 'name="password" required minlength="8"' in html
+
+
+@pytest.mark.parametrize("username", ["", "  ", "bad name!"])
+def test_invite_by_account_needs_a_valid_user_name(admin_client, dataset, username):
+    users = get_user_model().objects.count()
+    response = admin_client.post(
+        reverse("dashboard-invite", args=["dash"]), {"kind": "account", "username": username}, follow=True
+    )
+    expected = "Enter a valid username." if username.strip() else "Give a user name."
+    assert expected in response.content.decode()
+    assert get_user_model().objects.count() == users
 
 
 def test_a_tampered_invite_link_is_refused(client, dataset):

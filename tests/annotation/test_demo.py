@@ -5,18 +5,18 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, Repository, TestSet
-from annotation.services.demo import DEMO_RELEASE, demo_load
+from annotation.services.demo import DEMO_TESTSET, demo_load
 
 
 @pytest.mark.slow
-def test_demo_loads_datasets_repository_a_release_and_pools_open_for_annotation(db):
+def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation(db):
     done = demo_load()
     assert len(done) == 6
     assert QuestionWork.objects.filter(dataset__name="demo-dialogues", is_open=True).count() == 40
     assert Candidate.objects.filter(question__dataset__name="demo-dialogues", is_ground_truth=False).count() == 400
     assert Dataset.objects.get(name="demo-dialogues").questions.count() == 40
     assert Repository.objects.get(name="demo-subtitles").utterances.count() > 350
-    manifest = TestSet.objects.get(name=DEMO_RELEASE).manifest
+    manifest = TestSet.objects.get(name=DEMO_TESTSET).manifest
     # the demo is written so that every rule and the derived questions show up
     assert manifest["counts"]["source_questions_by_ground_truth"]["rejected"] >= 1
     assert manifest["counts"]["candidates_by_decision"]["acceptable"] >= 1

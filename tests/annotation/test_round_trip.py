@@ -38,7 +38,7 @@ def questions_of(dataset: Dataset) -> list[tuple]:
     return result
 
 
-def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
+def test_dailydialog_to_test_set_and_back(db, shared_data, tmp_path):
     out = StringIO()
     # given the DailyDialog test split imported as questions with 3-turn contexts
     call_command(
@@ -85,12 +85,12 @@ def test_dailydialog_to_release_and_back(db, shared_data, tmp_path):
         stdout=out,
     )
 
-    # then the re-imported questions are the release's (every question passed, so in the
+    # then the re-imported questions are the test set's (every question passed, so in the
     # same order), with identical texts and scores
     scored = questions_of(Dataset.objects.get(name="scored"))
     reimported = questions_of(Dataset.objects.get(name="reimported"))
     assert len(reimported) == preview["buildable_questions"] == len(scored) == 918
     for (context, gt, false, scores), (o_context, o_gt, o_false, o_scores) in zip(reimported, scored, strict=True):
         assert (context, gt, scores[0]) == (o_context, o_gt, o_scores[0])
-        # the same false candidates with the same scores each (the release shuffles their order)
+        # the same false candidates with the same scores each (the test set shuffles their order)
         assert sorted(zip(false, scores[1:], strict=True)) == sorted(zip(o_false, o_scores[1:], strict=True))

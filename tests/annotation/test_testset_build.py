@@ -47,7 +47,7 @@ def test_derived_question_uses_the_acceptable_candidate_as_ground_truth(dataset)
     assert derived.context_id == derived.derived_from.context_id
     gt = TestSetCandidate.objects.get(item__testset=testset, item__question=derived, is_ground_truth=True)
     assert gt.candidate_id == derived.derived_ground_truth_id
-    # and its false candidates are not those of the original question in this release
+    # and its false candidates are not those of the original question in this test set
     original_false = set(
         TestSetCandidate.objects.filter(
             item__testset=testset, item__question=derived.derived_from, is_ground_truth=False
@@ -61,7 +61,7 @@ def test_derived_question_uses_the_acceptable_candidate_as_ground_truth(dataset)
     assert original_false.isdisjoint(derived_false)
 
 
-def test_same_seed_gives_the_same_release(dataset):
+def test_same_seed_gives_the_same_test_set(dataset):
     first = testset_build(dataset_name="build", name="r1", seed=7)
     second = testset_build(dataset_name="build", name="r2", seed=7)
     assert chosen(first) == chosen(second)
@@ -74,7 +74,7 @@ def test_other_seeds_change_the_choice_or_order(dataset):
     assert any(o != base for o in others)
 
 
-def test_derived_questions_are_reused_across_releases(dataset):
+def test_derived_questions_are_reused_across_test_sets(dataset):
     testset_build(dataset_name="build", name="r1", seed=1)
     testset_build(dataset_name="build", name="r2", seed=1)
     assert Question.objects.filter(derived_from__isnull=False).count() == 1
@@ -90,27 +90,27 @@ def test_manifest_records_rules_seed_counts_and_agreement(dataset):
     assert set(manifest["files"]) == {"tsv", "human_scores", "jsonl", "csv"}
 
 
-def test_release_freezes_the_scores_it_was_built_with(dataset):
-    # given a built release
+def test_a_test_set_freezes_the_scores_it_was_built_with(dataset):
+    # given a built test set
     testset = testset_build(dataset_name="build", name="r1", seed=1)
     candidate = TestSetCandidate.objects.filter(item__testset=testset).first()
     before = list(candidate.scores)
     # when a new annotator scores one of its candidates later
     ScoreFactory(candidate=candidate.candidate, annotator=AnnotatorFactory(), value=5)
-    # then the release still holds the scores it was built with
+    # then the test set still holds the scores it was built with
     candidate.refresh_from_db()
     assert candidate.scores == before and len(before) == 5
     assert Score.objects.filter(candidate=candidate.candidate).count() == 6
 
 
-def test_release_names_are_never_reused(dataset):
+def test_test_set_names_are_never_reused(dataset):
     testset_build(dataset_name="build", name="r1")
-    with pytest.raises(UserError, match="exists already"):
+    with pytest.raises(UserError, match="a test set named 'r1' exists already; test sets are frozen"):
         testset_build(dataset_name="build", name="r1")
     assert TestSet.objects.count() == 1
 
 
-def test_nothing_buildable_is_an_error_and_leaves_no_release(db, scored_question):
+def test_nothing_buildable_is_an_error_and_leaves_no_test_set(db, scored_question):
     dataset = DatasetFactory(name="empty")
     scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG])
     with pytest.raises(UserError, match="no question passes the rules with 3 false candidates"):

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import TestSet, TestSetCandidate
-from annotation.release_io import release_items, render_export
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
+from annotation.testset_io import render_export, testset_items
 from core.errors import UserError
 from tests.factories import DatasetFactory
 
@@ -27,26 +27,26 @@ def build(scored_question, *, n_questions: int, name: str = "rel") -> TestSet:
 
 
 @pytest.fixture
-def release(db, scored_question):
+def testset(db, scored_question):
     return build(scored_question, n_questions=3)
 
 
-def test_tsv_is_the_released_format(release, tmp_path):
+def test_tsv_is_the_released_format(testset, tmp_path):
     testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
     rows = [line.split("\t") for line in (tmp_path / "rel.tsv").read_text().splitlines()]
     assert len(rows) == 3 and all(len(row) == 7 for row in rows)
-    first = release.items.order_by("position").first()
+    first = testset.items.order_by("position").first()
     assert rows[0][:3] == list(first.question.context.turns.values_list("text", flat=True))
     assert rows[0][3] == first.question.ground_truth
 
 
-def test_human_scores_are_aligned_with_the_tsv(release, tmp_path):
+def test_human_scores_are_aligned_with_the_tsv(testset, tmp_path):
     testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
     scores = [json.loads(line) for line in (tmp_path / "rel.human_scores.jsonl").read_text().splitlines()]
     assert scores[0] == [GOOD_GT, WRONG, WRONG, WRONG]
 
 
-def test_jsonl_carries_ids_provenance_and_every_score(release, tmp_path):
+def test_jsonl_carries_ids_provenance_and_every_score(testset, tmp_path):
     testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path)
     record = json.loads((tmp_path / "rel.jsonl").read_text().splitlines()[0])
     assert record["candidates"][record["ground_truth_index"]]["is_ground_truth"] is True
@@ -61,7 +61,7 @@ def test_jsonl_carries_ids_provenance_and_every_score(release, tmp_path):
     assert len({s["annotator"] for s in false["scores"]}) == 5
 
 
-def test_csv_has_one_row_per_candidate(release, tmp_path):
+def test_csv_has_one_row_per_candidate(testset, tmp_path):
     testset_export(name="rel", formats=["csv"], out_dir=tmp_path)
     rows = list(csv.DictReader((tmp_path / "rel.csv").open()))
     assert len(rows) == 12
@@ -69,20 +69,20 @@ def test_csv_has_one_row_per_candidate(release, tmp_path):
     assert rows[0]["context_1"] and rows[0]["n_scores"] == "5"
 
 
-def test_exporting_twice_gives_byte_identical_files_matching_the_manifest(release, tmp_path):
+def test_exporting_twice_gives_byte_identical_files_matching_the_manifest(testset, tmp_path):
     first = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "a")
     second = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "b")
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
-    digests = {entry["name"]: entry["sha256"] for entry in release.manifest["files"].values()}
+    digests = {entry["name"]: entry["sha256"] for entry in testset.manifest["files"].values()}
     for path in first:
         if path.name in digests:
             assert hashlib.sha256(path.read_bytes()).hexdigest() == digests[path.name]
-    assert json.loads((tmp_path / "a" / "rel.manifest.json").read_text()) == release.manifest
+    assert json.loads((tmp_path / "a" / "rel.manifest.json").read_text()) == testset.manifest
 
 
-def test_an_altered_release_is_detected_and_not_written(release, tmp_path):
-    # given a release whose frozen rows were tampered with
-    TestSetCandidate.objects.filter(item__testset=release).update(scores=[["x:y", 3]])
+def test_an_altered_test_set_is_detected_and_not_written(testset, tmp_path):
+    # given a test set whose frozen rows were tampered with
+    TestSetCandidate.objects.filter(item__testset=testset).update(scores=[["x:y", 3]])
     # when exported
     with pytest.raises(UserError, match="does not match its manifest"):
         testset_export(name="rel", formats=["tsv"], out_dir=tmp_path)
@@ -91,8 +91,8 @@ def test_an_altered_release_is_detected_and_not_written(release, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["tsv", "human_scores", "jsonl", "csv"])
-def test_export_query_count_does_not_grow_with_the_release(db, scored_question, kind):
-    # given a small and a five times larger release
+def test_export_query_count_does_not_grow_with_the_test_set(db, scored_question, kind):
+    # given a small and a five times larger test set
     small = build(scored_question, n_questions=2, name="small")
     large = build(scored_question, n_questions=10, name="large")
 
@@ -106,14 +106,14 @@ def test_export_query_count_does_not_grow_with_the_release(db, scored_question, 
     assert queries(small) == queries(large) == 4
 
 
-def test_release_items_read_in_chunks_with_three_queries_each(db, scored_question, django_assert_num_queries):
+def test_testset_items_read_in_chunks_with_three_queries_each(db, scored_question, django_assert_num_queries):
     testset = build(scored_question, n_questions=5)
     # 5 items in chunks of 2 = 3 chunks x (items, turns, candidates) + the final empty page
     with django_assert_num_queries(10):
-        items = list(release_items(testset, chunk=2))
+        items = list(testset_items(testset, chunk=2))
     assert [i.position for i in items] == [1, 2, 3, 4, 5]
 
 
-def test_unknown_release_is_an_error(db, tmp_path):
-    with pytest.raises(UserError, match="no release 'nope'"):
+def test_unknown_test_set_is_an_error(db, tmp_path):
+    with pytest.raises(UserError, match="no test set 'nope'"):
         testset_export(name="nope", formats=["tsv"], out_dir=tmp_path)

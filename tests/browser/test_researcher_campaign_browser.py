@@ -1,5 +1,5 @@
 """The issue's "done" criterion in a real browser: a researcher registers two local systems, evaluates
-them on a release, has their responses rated by people, runs a campaign from the admin and reads its
+them on a test set, has their responses rated by people, runs a campaign from the admin and reads its
 report (leaderboard, correlation table, Figure-2 box plot).
 
 Jobs started from the admin run inside the live server's request: Celery is eager in tests, so the
@@ -23,7 +23,7 @@ from evaluation.models import (
 )
 from evaluation.report import CHOSEN, RANDOM
 from evaluation.scoring.loading import scorer_cache_clear
-from tests.evaluation.campaign_helpers import build_release, build_repository
+from tests.evaluation.campaign_helpers import build_repository, build_testset
 from tests.evaluation.plugins import LongestReplyPlugin
 from tests.factories import AnnotatorFactory, UserFactory
 
@@ -37,16 +37,16 @@ RATINGS = {GPT: (2, 1), PLUGIN: (4, 5), None: (5, 5)}
 
 @pytest.fixture
 def lab(live_server, scored_question, tiny_gpt2_dir):
-    """A release of 6 questions (dataset "chat"), a repository of 40 utterances for RANDOM, and the
+    """A test set of 6 questions (dataset "chat"), a repository of 40 utterances for RANDOM, and the
     researcher "rosa" (staff, superuser)."""
     LongestReplyPlugin.reset()
     # the paper's default filter rules: a migration creates them, but the flush after another
     # transactional test (the other browser tests) removes them
     FilterRules.objects.get_or_create(version=1, defaults={"note": "Sato et al. (ACL 2020) §3.1 defaults"})
-    release = build_release(scored_question, questions=6, name="r1", dataset="chat")
+    testset = build_testset(scored_question, questions=6, name="r1", dataset="chat")
     repository = build_repository(name="films")
     UserFactory(username="rosa", password=PASSWORD, is_staff=True, is_superuser=True)
-    yield live_server.url, release, repository, tiny_gpt2_dir
+    yield live_server.url, testset, repository, tiny_gpt2_dir
     scorer_cache_clear()
     LongestReplyPlugin.reset()
 
@@ -112,7 +112,7 @@ def rows(page, section: str) -> list[list[str]]:
 
 
 def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(browser, lab):  # noqa: F811
-    base, release, repository, gpt2_dir = lab
+    base, testset, repository, gpt2_dir = lab
     page = log_in(browser, base, "rosa", viewport={"width": 1280, "height": 1000})
 
     # when the researcher registers two local systems in the System admin
@@ -121,12 +121,12 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     systems = dict(System.objects.values_list("name", "pk"))
     assert set(systems) == {GPT, PLUGIN}
 
-    # and evaluates each on the release from the Evaluation admin
+    # and evaluates each on the test set from the Evaluation admin
     for name in (GPT, PLUGIN):
         start_job_from_form(
             page,
             f"{base}/admin/evaluation/evaluation/add/",
-            {"testset": str(release.pk), "system": str(systems[name])},
+            {"testset": str(testset.pk), "system": str(systems[name])},
         )
     # then the Evaluation admin lists both as succeeded, with the accuracy of each
     accuracy = dict(Evaluation.objects.values_list("system__name", "summary__accuracy"))
@@ -140,12 +140,12 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     }
     assert listed == {name: (EvaluationStatus.SUCCEEDED, f"{accuracy[name]:.3f}") for name in (GPT, PLUGIN)}
 
-    # when both systems answer the release's dataset (greedy) from the Generation admin
+    # when both systems answer the test set's dataset (greedy) from the Generation admin
     for name in (GPT, PLUGIN):
         start_job_from_form(
             page,
             f"{base}/admin/evaluation/generation/add/",
-            {"system": str(systems[name]), "dataset": str(release.dataset_id), "strategy": "greedy"},
+            {"system": str(systems[name]), "dataset": str(testset.dataset_id), "strategy": "greedy"},
             {"max_new_tokens": "12"},
         )
     assert set(Generation.objects.values_list("status", flat=True)) == {EvaluationStatus.SUCCEEDED}
@@ -158,7 +158,7 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     submit(page)
     assert "Rating dataset chat-ratings is open" in page.content()
     rating = Dataset.objects.get(name="chat-ratings")
-    assert rating.questions.count() == release.items.count()
+    assert rating.questions.count() == testset.items.count()
     Dataset.objects.filter(pk=rating.pk).update(attention_check_rate=0)
     # and two annotators rate every unit
     rate_everything(rating)
@@ -167,7 +167,7 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     # when the researcher creates the campaign in its admin and runs it with the admin action
     page.goto(f"{base}/admin/evaluation/campaign/add/")
     page.fill("#id_name", "two-systems")
-    page.select_option("#id_testset", str(release.pk))
+    page.select_option("#id_testset", str(testset.pk))
     page.click("#id_systems_add_all")
     page.click("#id_generations_add_all")
     page.select_option("#id_repository", str(repository.pk))

@@ -1,4 +1,4 @@
-"""Builders for the campaign tests: a small release, a repository, rated generations."""
+"""Builders for the campaign tests: a small test set, a repository, rated generations."""
 
 import json
 
@@ -11,8 +11,8 @@ GOOD_GT = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]
 
 
-def build_release(scored_question, *, questions: int = 6, name: str = "r1", dataset: str = "camp"):
-    """A release of ``questions`` questions (ground truth + 3 false candidates); in the first half one
+def build_testset(scored_question, *, questions: int = 6, name: str = "r1", dataset: str = "camp"):
+    """A test set of ``questions`` questions (ground truth + 3 false candidates); in the first half one
     false candidate is "dense" and labelled off-topic by the annotators."""
     dataset = DatasetFactory(name=dataset)
     for n in range(questions):

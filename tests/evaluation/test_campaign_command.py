@@ -5,36 +5,36 @@ from django.core.management import CommandError, call_command
 
 from evaluation.models import Campaign, RandomTrialResult
 from evaluation.scoring.loading import scorer_cache_clear
-from tests.evaluation.campaign_helpers import build_release, build_repository, rated_generation
+from tests.evaluation.campaign_helpers import build_repository, build_testset, rated_generation
 from tests.evaluation.test_campaign_job import HUMAN
 
 
 @pytest.fixture
 def named(db, scored_question):
-    release = build_release(scored_question, questions=4)
+    testset = build_testset(scored_question, questions=4)
     repository = build_repository()
     for name, plugin in (("shortest", "ShortestWinsPlugin"), ("longest", "LongestWinsPlugin")):
         call_command("register_system", name, "--kind", "plugin", "--plugin", f"tests.evaluation.plugins.{plugin}")
-    keys = [f"q{question_id}" for question_id in release.items.values_list("question_id", flat=True)]
+    keys = [f"q{question_id}" for question_id in testset.items.values_list("question_id", flat=True)]
     from evaluation.models import System
 
     generations = [
-        rated_generation(System.objects.get(name=n), [HUMAN[n]] * len(keys), dataset=release.dataset, keys=keys)
+        rated_generation(System.objects.get(name=n), [HUMAN[n]] * len(keys), dataset=testset.dataset, keys=keys)
         for n in ("shortest", "longest")
     ]
-    yield release, repository, generations
+    yield testset, repository, generations
     scorer_cache_clear()
 
 
 def test_create_then_run_gives_a_report_with_chosen_and_random(named, capsys):
-    release, repository, generations = named
+    testset, repository, generations = named
     # when a campaign is created from names and run here
     call_command(
         "campaign",
         "create",
         "cli",
         "--testset",
-        release.name,
+        testset.name,
         "--system",
         "shortest",
         "--system",
@@ -58,7 +58,7 @@ def test_create_then_run_gives_a_report_with_chosen_and_random(named, capsys):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--testset", "nope"], "no release 'nope'"),
+        (["--testset", "nope"], "no test set 'nope'"),
         (["--system", "ghost"], "no system"),
         (["--generation", "999999"], "no generation"),
         (["--repository", "nowhere"], "no repository 'nowhere'"),
@@ -70,9 +70,23 @@ def test_an_unknown_name_is_refused_and_nothing_is_created(named, options, messa
     assert not Campaign.objects.filter(name="bad").exists()
 
 
-def test_systems_without_a_release_are_refused(named):
-    with pytest.raises(CommandError, match="give the release"):
+@pytest.mark.parametrize("name", ["Bad", "two words"])
+def test_a_campaign_name_must_be_a_slug(db, name):
+    with pytest.raises(CommandError, match="campaign name .* must be a slug"):
+        call_command("campaign", "create", name)
+    assert not Campaign.objects.exists()
+
+
+def test_systems_without_a_test_set_are_refused(named):
+    with pytest.raises(CommandError, match="give the test set"):
         call_command("campaign", "create", "bad", "--system", "shortest")
+
+
+def test_create_takes_the_test_set_as_release_too(named):
+    testset, _, _ = named
+    call_command("campaign", "create", "alias", "--release", testset.name, "--system", "shortest")
+    campaign = Campaign.objects.get(name="alias")
+    assert campaign.testset == testset and [s.name for s in campaign.systems.all()] == ["shortest"]
 
 
 def test_running_an_unknown_campaign_says_so(db):

@@ -11,38 +11,38 @@ from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTria
 from evaluation.report import CHOSEN, RANDOM, SPLIT_HALF
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaigns import campaign_start
-from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with, rated_generation
+from tests.evaluation.campaign_helpers import build_repository, build_testset, campaign_with, rated_generation
 from tests.evaluation.plugins import LongestWinsPlugin
 
 TRIALS = 10
-# human ratings per system (two annotators, one response per release question): a clear ranking
+# human ratings per system (two annotators, one response per test-set question): a clear ranking
 HUMAN = {"tiny": (4, 5), "shortest": (2, 3), "longest": (1, 1)}
 
 
 @pytest.fixture
 def setup(db, scored_question, tiny_gpt2_dir):
-    """A release of 6 questions, a repository, and three local systems registered with the command."""
+    """A test set of 6 questions, a repository, and three local systems registered with the command."""
     LongestWinsPlugin.reset()
-    release = build_release(scored_question, questions=6)
+    testset = build_testset(scored_question, questions=6)
     repository = build_repository()
     call_command("register_system", "tiny", "--kind", "causal", "--checkpoint", str(tiny_gpt2_dir))
     for name, plugin in (("shortest", "ShortestWinsPlugin"), ("longest", "LongestWinsPlugin")):
         call_command("register_system", name, "--kind", "plugin", "--plugin", f"tests.evaluation.plugins.{plugin}")
-    yield release, repository
+    yield testset, repository
     scorer_cache_clear()
     LongestWinsPlugin.reset()
 
 
-def rated_campaign(release, repository, names, **fields) -> Campaign:
-    """A campaign of the named systems, each with one rated response per release question."""
-    keys = [f"q{question_id}" for question_id in release.items.values_list("question_id", flat=True)]
+def rated_campaign(testset, repository, names, **fields) -> Campaign:
+    """A campaign of the named systems, each with one rated response per test-set question."""
+    keys = [f"q{question_id}" for question_id in testset.items.values_list("question_id", flat=True)]
     generations = [
-        rated_generation(System.objects.get(name=name), [HUMAN[name]] * len(keys), dataset=release.dataset, keys=keys)
+        rated_generation(System.objects.get(name=name), [HUMAN[name]] * len(keys), dataset=testset.dataset, keys=keys)
         for name in names
     ]
     systems = System.objects.filter(name__in=names)
     return campaign_with(
-        systems=systems, generations=generations, testset=release, repository=repository, random_trials=TRIALS, **fields
+        systems=systems, generations=generations, testset=testset, repository=repository, random_trials=TRIALS, **fields
     )
 
 
@@ -59,7 +59,7 @@ def test_campaign_job_evaluates_runs_random_trials_and_reports(setup):
     campaign = rated_campaign(*setup, ["tiny", "shortest", "longest"], bootstrap_resamples=200)
     # when the campaign job runs
     job = run(campaign)
-    # then every system was evaluated on the release (CHOSEN) and scored on every RANDOM trial
+    # then every system was evaluated on the test set (CHOSEN) and scored on every RANDOM trial
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert set(Evaluation.objects.values_list("status", flat=True)) == {EvaluationStatus.SUCCEEDED}
     assert RandomTrialResult.objects.filter(campaign=campaign).count() == 3 * TRIALS

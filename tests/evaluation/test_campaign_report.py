@@ -13,7 +13,7 @@ from evaluation.models import Campaign, System, SystemKind
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaign_report import campaign_report_compute, campaign_report_refresh
 from evaluation.services.campaigns import campaign_start
-from tests.evaluation.campaign_helpers import build_release, build_repository, campaign_with, rated_generation
+from tests.evaluation.campaign_helpers import build_repository, build_testset, campaign_with, rated_generation
 from tests.factories import UserFactory
 
 EVIL = "<script>alert(1)</script>"
@@ -24,18 +24,18 @@ HUMAN = {"shortest": (4, 5), "longest": (1, 2), EVIL: (3, 3)}
 @pytest.fixture
 def reported(db, scored_question):
     """A campaign of three plugin systems (one with a name that is HTML), run: its report is stored."""
-    release = build_release(scored_question, questions=6)
-    keys = [f"q{question_id}" for question_id in release.items.values_list("question_id", flat=True)]
+    testset = build_testset(scored_question, questions=6)
+    keys = [f"q{question_id}" for question_id in testset.items.values_list("question_id", flat=True)]
     systems, generations = [], []
     for name, plugin in PLUGINS.items():
         # created directly: register_system would refuse a name that is not a slug, an import might not
         system = System.objects.create(name=name, kind=SystemKind.PLUGIN, plugin=f"tests.evaluation.plugins.{plugin}")
         systems.append(system)
-        generations.append(rated_generation(system, [HUMAN[name]] * len(keys), dataset=release.dataset, keys=keys))
+        generations.append(rated_generation(system, [HUMAN[name]] * len(keys), dataset=testset.dataset, keys=keys))
     campaign = campaign_with(
         systems=systems,
         generations=generations,
-        testset=release,
+        testset=testset,
         repository=build_repository(),
         random_trials=8,
         bootstrap_resamples=50,
@@ -175,11 +175,11 @@ def test_an_empty_campaign_reports_what_is_missing(db):
     report = campaign_report_compute(campaign=campaign_with("bare"))
     assert report["leaderboard"] == [] and report["table"] is None
     assert any(n.startswith("no human ratings") for n in report["notes"])
-    assert any(n.startswith("no release") for n in report["notes"])
+    assert any(n.startswith("no test set") for n in report["notes"])
 
 
 def test_external_systems_alone_get_the_reference_based_rows(db):
-    # given three imported systems with ratings and references, no release
+    # given three imported systems with ratings and references, no test set
     systems = [System.objects.create(name=n, kind=SystemKind.EXTERNAL) for n in ("a", "b", "c")]
     generations = [
         rated_generation(s, [(1 + i, 2 + i), (2 + i, 2)], keys=[f"{s.name}1", f"{s.name}2"])

@@ -56,5 +56,5 @@ def test_campaign_report_reproduces_the_reference_based_table_of_the_file(db, zh
         for method in ("spearman", "kendall"):
             for field, value in theirs_row[method].items():
                 assert ours_row[method][field] == pytest.approx(value, abs=1e-9), (ours_row["name"], method, field)
-    # with no release, the report says CHOSEN and RANDOM are missing instead of failing
-    assert report["notes"] == ["no release (testset): no CHOSEN accuracies and no RANDOM trials"]
+    # with no test set, the report says CHOSEN and RANDOM are missing instead of failing
+    assert report["notes"] == ["no test set: no CHOSEN accuracies and no RANDOM trials"]

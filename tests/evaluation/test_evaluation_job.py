@@ -1,4 +1,4 @@
-"""The selection-accuracy job: a system on a release built by the release services."""
+"""The selection-accuracy job: a system on a test set built by the test-set services."""
 
 import json
 
@@ -21,7 +21,7 @@ WRONG = [1, 1, 2, 1, 1]
 
 
 @pytest.fixture
-def release(db, scored_question):
+def testset(db, scored_question):
     """Four questions of 1 ground truth + 3 false candidates; in two of them one false candidate is dense."""
     dataset = DatasetFactory(name="eval")
     for n in range(4):
@@ -51,12 +51,12 @@ def run(evaluation_name_pair, **options):
 
 
 @pytest.mark.parametrize("kind", ["causal", "seq2seq"])
-def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(kind, release, tiny_gpt2_dir, tiny_bart_dir, capsys):
+def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(kind, testset, tiny_gpt2_dir, tiny_bart_dir, capsys):
     # given a tiny GPT-2 or BART registered from its local directory
     folder = tiny_gpt2_dir if kind == "causal" else tiny_bart_dir
     call_command("register_system", "tiny", "--kind", kind, "--checkpoint", str(folder))
     capsys.readouterr()
-    # when it is evaluated on the release
+    # when it is evaluated on the test set
     call_command("evaluate", "--testset", "r1", "--system", "tiny", "--device", "cpu")
     report = json.loads(capsys.readouterr().out)
     # then every question has a selection: the candidate with the lowest loss
@@ -76,7 +76,16 @@ def test_commands_register_a_checkpoint_and_evaluate_it_on_the_cpu(kind, release
     assert report["sum_logprob_rule"]["questions"] == 4
 
 
-def test_accuracy_per_source_and_per_error_label(release, scripted):
+def test_evaluate_takes_the_test_set_as_release_too(testset, scripted, capsys):
+    # when the command names the test set with the older option
+    call_command("evaluate", "--release", "r1", "--system", "scripted", "--device", "cpu")
+    # then the system is evaluated on that test set
+    evaluation = Evaluation.objects.get()
+    assert (evaluation.testset, evaluation.status) == (testset, EvaluationStatus.SUCCEEDED)
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 0.5
+
+
+def test_accuracy_per_source_and_per_error_label(testset, scripted):
     # given annotators who labelled the dense false candidates "off-topic"
     Score.objects.filter(candidate__source="dense").update(labels=["off-topic"])
     # when a system that prefers dense candidates to the ground truth is evaluated
@@ -98,7 +107,7 @@ def test_accuracy_per_source_and_per_error_label(release, scripted):
     assert job.result == summary
 
 
-def test_a_failed_run_resumes_without_recomputing_finished_questions(release, scripted):
+def test_a_failed_run_resumes_without_recomputing_finished_questions(testset, scripted):
     # given a run that fails on its second batch of one question
     ScriptedPlugin.fail_on_call = 2
     evaluation, job = run(("r1", "scripted"), batch_questions=1)
@@ -116,7 +125,7 @@ def test_a_failed_run_resumes_without_recomputing_finished_questions(release, sc
     assert CandidateResult.objects.count() == 16
 
 
-def test_a_cancelled_run_keeps_its_finished_batches(release, scripted):
+def test_a_cancelled_run_keeps_its_finished_batches(testset, scripted):
     # given a researcher who cancels the job while its first batch is scored
     ScriptedPlugin.cancel_on_call = 1
     # when the job runs in batches of two questions
@@ -127,13 +136,13 @@ def test_a_cancelled_run_keeps_its_finished_batches(release, scripted):
     assert len(ScriptedPlugin.calls) == 1
 
 
-def test_a_finished_evaluation_is_not_run_again(release, scripted):
+def test_a_finished_evaluation_is_not_run_again(testset, scripted):
     run(("r1", "scripted"))
     evaluation, job = evaluation_start(testset_name="r1", system_name="scripted", enqueue=False)
     assert job is None and evaluation.status == EvaluationStatus.SUCCEEDED
 
 
-def test_results_of_an_edited_system_are_discarded(release, scripted):
+def test_results_of_an_edited_system_are_discarded(testset, scripted):
     # given a finished evaluation
     run(("r1", "scripted"))
     old = set(QuestionResult.objects.values_list("id", flat=True))
@@ -147,7 +156,7 @@ def test_results_of_an_edited_system_are_discarded(release, scripted):
 
 
 def test_evaluation_jobs_go_to_the_gpu_queue(
-    release, scripted, settings, sent_tasks, django_capture_on_commit_callbacks
+    testset, scripted, settings, sent_tasks, django_capture_on_commit_callbacks
 ):
     # given a GPU queue of its own name (sent_tasks records where each job is sent)
     settings.WELLCHOSEN_GPU_QUEUE = "gpu-big"
@@ -158,7 +167,7 @@ def test_evaluation_jobs_go_to_the_gpu_queue(
     assert sent_tasks == [("core.tasks.run_job", "gpu-big", [job.pk])] and job.kind == "evaluate"
 
 
-def test_the_celery_task_runs_the_evaluation(release, scripted, django_capture_on_commit_callbacks):
+def test_the_celery_task_runs_the_evaluation(testset, scripted, django_capture_on_commit_callbacks):
     # given an eager Celery (test settings)
     with django_capture_on_commit_callbacks(execute=True):
         evaluation, job = evaluation_start(testset_name="r1", system_name="scripted")

@@ -78,6 +78,25 @@ def test_admin_shows_why_a_generation_cannot_start(admin_client, db, chat_datase
     assert response.status_code == 200 and "no generate(contexts) method" in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    ("decoding", "message"),
+    [
+        ({"top_p": 0}, "top-p must be in (0, 1], not 0.0"),
+        ({"top_p": 1.5}, "top-p must be in (0, 1], not 1.5"),
+        ({"temperature": 0}, "temperature must be positive, not 0.0"),
+        ({"max_new_tokens": 0}, "max new tokens must be between 1 and 32767, not 0"),
+        ({"max_new_tokens": 32768}, "max new tokens must be between 1 and 32767, not 32768"),
+    ],
+)
+def test_admin_shows_the_services_decoding_rules(admin_client, echo_system, chat_dataset, decoding, message):
+    form = {"system": echo_system.pk, "dataset": chat_dataset.pk, "strategy": "nucleus", "top_p": 0.9}
+    form |= {"temperature": 1.0, "max_new_tokens": 40, "seed": 0} | decoding
+    response = admin_client.post(reverse("admin:evaluation_generation_add"), form)
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors() == [message]
+    assert not Generation.objects.exists() and not Job.objects.exists()
+
+
 def test_admin_lists_generations_and_responses_in_constant_queries(
     admin_client, echo_system, chat_dataset, django_assert_max_num_queries
 ):

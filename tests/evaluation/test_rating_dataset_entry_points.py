@@ -61,6 +61,18 @@ def test_the_admin_form_shows_a_refusal_and_creates_nothing(admin_client, genera
     assert not Dataset.objects.filter(task=DatasetTask.RATE).exists()
 
 
+def test_the_admin_form_shows_the_services_name_rule(admin_client, generations):
+    response = admin_client.post(
+        reverse("admin:evaluation_generation_rate"),
+        {"generations": [generations[0].pk], "name": "Rate-Demo", "annotators_per_item": 5},
+    )
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors() == [
+        "dataset name 'Rate-Demo' must be a slug (lower-case letters, digits, '-' and '_')"
+    ]
+    assert not Dataset.objects.filter(task=DatasetTask.RATE).exists()
+
+
 def test_the_command_opens_a_rating_dataset_of_the_named_generations(generations, capsys):
     call_command("rating_dataset", "--name", "rate-cli", *[f"--generation={g.pk}" for g in generations])
     dataset = Dataset.objects.get(name="rate-cli")

@@ -14,9 +14,9 @@ pytestmark = pytest.mark.shared_data
 
 
 @pytest.fixture
-def dailydialog_release(db, shared_data, tmp_path):
+def dailydialog_testset(db, shared_data, tmp_path):
     """40 DailyDialog test questions (3-turn context, 4th turn, 3 false 4th turns of other dialogues),
-    scored as a clear release would be (ground truth 5s, false candidates 1s)."""
+    scored as a clear test set would be (ground truth 5s, false candidates 1s)."""
     dialogues = []
     for line in (shared_data / "dailydialog" / "test" / "dialogues_test.txt").open(encoding="utf-8"):
         turns = [t.strip() for t in line.split("__eou__") if t.strip()]
@@ -37,9 +37,9 @@ def dailydialog_release(db, shared_data, tmp_path):
     return testset_build(dataset_name="dd-test", name="dd-r1", seed=0)
 
 
-def test_a_tiny_gpt2_is_evaluated_on_a_release_of_real_dailydialog_questions(dailydialog_release, tiny_gpt2_dir):
-    # given a release of 40 real questions and a tiny GPT-2 (96 positions: candidates kept to 32 tokens)
-    assert dailydialog_release.items.count() == 40
+def test_a_tiny_gpt2_is_evaluated_on_a_test_set_of_real_dailydialog_questions(dailydialog_testset, tiny_gpt2_dir):
+    # given a test set of 40 real questions and a tiny GPT-2 (96 positions: candidates kept to 32 tokens)
+    assert dailydialog_testset.items.count() == 40
     call_command(
         "register_system",
         "tiny",

@@ -69,7 +69,7 @@ def test_the_database_refuses_a_compiled_system_that_is_not_causal(db):
 
 
 def test_admin_starts_an_evaluation_job(admin_client, scored_question, django_capture_on_commit_callbacks):
-    # given a release and a plugin system
+    # given a test set and a plugin system
     dataset = DatasetFactory(name="adm")
     scored_question(dataset=dataset, gt=[5, 5, 5, 5, 5], false=[[1, 1, 1, 1, 1]] * 3)
     testset = testset_build(dataset_name="adm", name="adm-r1", seed=0)

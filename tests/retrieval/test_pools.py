@@ -8,7 +8,7 @@ from core.text import text_hash
 from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
 from retrieval.services import pools as pools_module
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
-from retrieval.services.pools import PoolSettings, pools_build
+from retrieval.services.pools import PoolSettings, pool_sizes_check, pools_build
 from retrieval.services.repository_import import repository_import
 
 pytestmark = pytest.mark.slow
@@ -174,3 +174,15 @@ def test_with_elasticsearch_configured_bm25_runs_there(demo, settings):
         assert false_candidates().filter(retriever_version__startswith="elasticsearch:").count() >= 150
         assert es.sent("POST", "/_bulk") or es.sent("PUT", "/_bulk")
         assert not es.errors
+
+
+@pytest.mark.parametrize(("lexical", "dense"), [(0, 0), (-1, 3), (3, -1)])
+def test_a_pool_needs_at_least_one_candidate_and_no_negative_count(lexical, dense):
+    with pytest.raises(UserError, match=f"Ask for at least one candidate per question: .* not {lexical} and {dense}"):
+        pool_sizes_check(lexical=lexical, dense=dense)
+
+
+def test_pools_are_not_built_with_no_candidate_asked_for(demo):
+    with pytest.raises(UserError, match="Ask for at least one candidate per question"):
+        build(settings=PoolSettings(lexical=0, dense=0))
+    assert not false_candidates().exists()

@@ -3,11 +3,14 @@ import json
 import tracemalloc
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.urls import reverse
 
 from annotation.models import Candidate, Repository, Turn, Utterance
 from annotation.services.dialogue_import import dialogues_import
 from core.errors import ImportFileError, UserError
+from core.models import Job
 from retrieval.services.repository_import import repository_import
 
 CORNELL_SEP = " +++$+++ "
@@ -180,3 +183,20 @@ def test_real_dailydialog_train_split_without_the_test_dialogues(db, shared_data
     )
     assert not Utterance.objects.filter(text_hash__in=test_hashes).exists()
     assert report["inserted"] == Utterance.objects.count() > 60000
+
+
+@pytest.mark.parametrize("name", ["", "Subs", "two words"])
+def test_repository_name_must_be_a_slug(db, write_file, name):
+    with pytest.raises(UserError, match="repository name .* must be a slug"):
+        repository_import(path=write_file("s.txt", "x y\n"), name=name)
+    assert not Repository.objects.exists()
+
+
+def test_the_upload_form_refuses_a_repository_name_before_starting_a_job(admin_client):
+    response = admin_client.post(
+        reverse("admin:retrieval_repository_import"),
+        {"file": SimpleUploadedFile("s.txt", b"x y\n"), "name": "Subs", "format": "lines", "min_tokens": 1},
+    )
+    assert response.status_code == 200
+    assert "repository name &#x27;Subs&#x27; must be a slug" in response.content.decode()
+    assert not Job.objects.exists()

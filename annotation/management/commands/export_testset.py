@@ -2,16 +2,16 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.release_io import FORMAT_FILES
 from annotation.services.testset_export import testset_export
+from annotation.testset_io import FORMAT_FILES
 from core.errors import UserError
 
 
 class Command(BaseCommand):
-    help = "Write a frozen release (tsv = TSV + human_scores.jsonl, jsonl, csv) and its manifest to a directory."
+    help = "Write a frozen test set (tsv = TSV + human_scores.jsonl, jsonl, csv) and its manifest to a directory."
 
     def add_arguments(self, parser):
-        parser.add_argument("release")
+        parser.add_argument("testset", help="test set name")
         parser.add_argument(
             "--format",
             action="append",
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         try:
-            paths = testset_export(name=o["release"], formats=o["formats"] or list(FORMAT_FILES), out_dir=o["out"])
+            paths = testset_export(name=o["testset"], formats=o["formats"] or list(FORMAT_FILES), out_dir=o["out"])
         except UserError as exc:
             raise CommandError(str(exc)) from None
         for path in paths:

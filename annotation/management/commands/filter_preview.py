@@ -41,6 +41,6 @@ class Command(BaseCommand):
             f"    dropped as ungrammatical: {d['ungrammatical']}\n"
             f"    undecided:                {d['undecided']}\n"
             f"    kept:                     {d['kept']}\n"
-            f"  questions a release would have: {preview.buildable_questions} "
+            f"  questions a test set would have: {preview.buildable_questions} "
             f"({preview.buildable_derived_questions} derived)\n"
         )

@@ -9,7 +9,7 @@ from evaluation.services.campaigns import campaign_start
 
 class Command(BaseCommand):
     help = (
-        "Evaluation campaigns: `create` one (systems ranked on a release, their generations' human "
+        "Evaluation campaigns: `create` one (systems ranked on a test set, their generations' human "
         "ratings, a repository for RANDOM), `run` it (CHOSEN evaluations, RANDOM trials, the report; "
         "here, or --background for the gpu queue). Read the report at /campaigns/NAME/ or with `report`."
     )
@@ -18,7 +18,12 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         create = sub.add_parser("create")
         create.add_argument("name")
-        create.add_argument("--testset", help="release whose CHOSEN accuracy ranks the systems")
+        create.add_argument(
+            "--testset",
+            "--release",
+            dest="testset",
+            help="test set whose CHOSEN accuracy ranks the systems (--release: an alias)",
+        )
         create.add_argument("--system", action="append", default=[], help="system name (repeat the option)")
         create.add_argument(
             "--generation", type=int, action="append", default=[], help="generation id, one per system (repeat)"

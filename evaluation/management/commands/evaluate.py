@@ -7,10 +7,12 @@ from evaluation.services.evaluations import evaluation_start
 
 
 class Command(BaseCommand):
-    help = "Selection accuracy of a system on a release (runs here; --background sends it to the gpu queue)."
+    help = "Selection accuracy of a system on a test set (runs here; --background sends it to the gpu queue)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--testset", required=True, help="release name")
+        parser.add_argument(
+            "--testset", "--release", dest="testset", required=True, help="test set name (--release: an alias)"
+        )
         parser.add_argument("--system", required=True, help="system name (see register_system)")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
         parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")

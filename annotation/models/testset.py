@@ -1,4 +1,4 @@
-"""Frozen test-set releases: what was chosen, in which order, and the scores behind it."""
+"""Frozen test sets: what was chosen, in which order, and the scores behind it."""
 
 from django.db import models
 from django.db.models import Q
@@ -42,8 +42,8 @@ class TestSetCandidate(models.Model):
     candidate = models.ForeignKey("annotation.Candidate", on_delete=models.PROTECT, related_name="+")
     position = models.PositiveSmallIntegerField(help_text="0-based, shuffled with the release seed.")
     is_ground_truth = models.BooleanField(default=False)
-    # Scores as they were when the release was built ([[annotator label, value], ...]):
-    # later annotation must not change a frozen release or its exported bytes.
+    # Scores as they were when the test set was built ([[annotator label, value], ...]):
+    # later annotation must not change a frozen test set or its exported bytes.
     scores = models.JSONField(default=list)
 
     class Meta:

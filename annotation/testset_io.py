@@ -1,7 +1,7 @@
-"""Reading a frozen release and rendering it in each export format.
+"""Reading a frozen test set and rendering it in each export format.
 
 Renderers are generators of text lines so that exports stream (HTTP responses, files,
-hashes) without holding the release in memory. Output is a pure function of the frozen
+hashes) without holding the test set in memory. Output is a pure function of the frozen
 rows, so exporting twice gives the same bytes.
 """
 
@@ -17,7 +17,7 @@ CHUNK = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class ReleaseCandidate:
+class TestSetItemCandidate:
     position: int
     is_ground_truth: bool
     scores: list  # [[annotator label, value], ...] as frozen at build time
@@ -25,24 +25,24 @@ class ReleaseCandidate:
 
 
 @dataclass(frozen=True, slots=True)
-class ReleaseItem:
+class TestSetItem:
     position: int
     question_id: int
     derived_from_id: int | None
     turns: list[Turn]
-    candidates: list[ReleaseCandidate]  # in release (shuffled) order
+    candidates: list[TestSetItemCandidate]  # in the test set's (shuffled) order
 
     @property
-    def ground_truth(self) -> ReleaseCandidate:
+    def ground_truth(self) -> TestSetItemCandidate:
         return next(c for c in self.candidates if c.is_ground_truth)
 
     @property
-    def false_candidates(self) -> list[ReleaseCandidate]:
+    def false_candidates(self) -> list[TestSetItemCandidate]:
         return [c for c in self.candidates if not c.is_ground_truth]
 
 
-def release_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[ReleaseItem]:
-    """The release's questions in order, three queries per ``chunk`` questions."""
+def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetItem]:
+    """The test set's questions in order, three queries per ``chunk`` questions."""
     last_position = -1
     while True:
         items = list(
@@ -58,15 +58,15 @@ def release_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[ReleaseIt
             "context_id", "position"
         ):
             turns.setdefault(turn.context_id, []).append(turn)
-        candidates: dict[int, list[ReleaseCandidate]] = {}
+        candidates: dict[int, list[TestSetItemCandidate]] = {}
         for tsc in (
             TestSetCandidate.objects.filter(item__in=items).select_related("candidate").order_by("item_id", "position")
         ):
             candidates.setdefault(tsc.item_id, []).append(
-                ReleaseCandidate(tsc.position, tsc.is_ground_truth, tsc.scores, tsc.candidate)
+                TestSetItemCandidate(tsc.position, tsc.is_ground_truth, tsc.scores, tsc.candidate)
             )
         for item in items:
-            yield ReleaseItem(
+            yield TestSetItem(
                 position=item.position,
                 question_id=item.question_id,
                 derived_from_id=item.question.derived_from_id,
@@ -80,7 +80,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def render_tsv(items: Iterable[ReleaseItem]) -> Iterator[str]:
+def render_tsv(items: Iterable[TestSetItem]) -> Iterator[str]:
     """Sato et al.'s released format: context turns, ground truth, false candidates."""
     for item in items:
         fields = [t.text for t in item.turns] + [item.ground_truth.candidate.text]
@@ -88,14 +88,14 @@ def render_tsv(items: Iterable[ReleaseItem]) -> Iterator[str]:
         yield "\t".join(_one_line(f) for f in fields) + "\n"
 
 
-def render_human_scores(items: Iterable[ReleaseItem]) -> Iterator[str]:
+def render_human_scores(items: Iterable[TestSetItem]) -> Iterator[str]:
     """human_scores.jsonl aligned with the TSV: ground truth's scores, then each false candidate's."""
     for item in items:
         ordered = [item.ground_truth, *item.false_candidates]
         yield json.dumps([[value for _, value in c.scores] for c in ordered], separators=(", ", ": ")) + "\n"
 
 
-def render_jsonl(items: Iterable[ReleaseItem]) -> Iterator[str]:
+def render_jsonl(items: Iterable[TestSetItem]) -> Iterator[str]:
     """Everything: ids, provenance (retriever, score, rank, version) and every score."""
     for item in items:
         record = {
@@ -122,7 +122,7 @@ def render_jsonl(items: Iterable[ReleaseItem]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def render_csv(items: Iterable[ReleaseItem], *, context_turns: int) -> Iterator[str]:
+def render_csv(items: Iterable[TestSetItem], *, context_turns: int) -> Iterator[str]:
     """One row per candidate, for spreadsheets."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -192,7 +192,7 @@ def export_filename(testset: TestSet, kind: str) -> str:
 
 
 def render_export(testset: TestSet, kind: str) -> Iterator[str]:
-    return EXPORTS[kind][1](release_items(testset), testset)
+    return EXPORTS[kind][1](testset_items(testset), testset)
 
 
 def manifest_bytes(testset: TestSet) -> bytes:

@@ -7,7 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import TestSet
-from annotation.release_io import EXPORTS, export_filename, manifest_bytes, render_export
+from annotation.testset_io import EXPORTS, export_filename, manifest_bytes, render_export
 from core.admin.helpers import ReadOnlyAdmin
 
 
@@ -28,10 +28,10 @@ class TestSetAdmin(ReadOnlyAdmin):
     ]
     exclude = ["manifest"]
 
-    # Read-only: releases are built from a dataset ("build test set") and frozen.
+    # Read-only: test sets are built from a dataset ("build test set") and frozen.
 
     def has_delete_permission(self, request, obj=None):
-        return False  # a published release stays reproducible
+        return False  # a published test set stays reproducible
 
     @admin.display(description="questions")
     def n_questions(self, obj):

@@ -1,0 +1,34 @@
+"""Creating and changing datasets: the rules every dataset keeps, whoever writes it (admin, imports,
+rating datasets, the demo)."""
+
+from django.db import IntegrityError, transaction
+
+from annotation.models import Dataset
+from core.names import slug_check
+
+
+def dataset_name_check(*, name: str) -> str:
+    return slug_check(name=name, what="dataset")
+
+
+def dataset_save(*, dataset: Dataset) -> Dataset:
+    """Save a new or changed dataset. Its name is a slug; a rating dataset never stops adaptively
+    (every generated response needs all its ratings), so its adaptive_stopping flag is kept off."""
+    dataset_name_check(name=dataset.name)
+    if dataset.is_rating:
+        dataset.adaptive_stopping = False
+    dataset.save()
+    return dataset
+
+
+def dataset_get_or_create(*, name: str, context_turns: int = 3) -> Dataset:
+    """The dataset ``name``, created (a selection dataset) when there is none yet."""
+    dataset_name_check(name=name)
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is not None:
+        return dataset
+    try:
+        with transaction.atomic():
+            return dataset_save(dataset=Dataset(name=name, context_turns=context_turns))
+    except IntegrityError:  # created by a concurrent import in the meantime
+        return Dataset.objects.get(name=name)
