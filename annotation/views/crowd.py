@@ -5,9 +5,6 @@ HITs, and the page they work on posts back with a signed token for their assignm
 us on its own site, where the browser may not send our session cookie), kept in the session too.
 """
 
-import random
-import secrets
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -27,10 +24,10 @@ from annotation.crowd.work import (
     unit_from_token,
     unit_token,
 )
-from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
+from annotation.models import AssignmentStatus, CrowdProvider
 from core.errors import UserError
 
-from .annotate import _answers, _int, scale_context, unit_form_context
+from .unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -86,9 +83,11 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
         return _message(request, "This work link is not valid", str(exc), status=403)
     if request.method != "POST":
         return _unit_page(request, ca)
-    answers, given = _answers(request, ca.assignment)
+    answers, given = unit_answers(request, ca.assignment)
     try:
-        crowd_unit_submit(crowd_assignment=ca, answers=answers, duration_ms=_int(request.POST.get("duration_ms")))
+        crowd_unit_submit(
+            crowd_assignment=ca, answers=answers, duration_ms=int_or_none(request.POST.get("duration_ms"))
+        )
     except UserError as exc:
         return _unit_page(request, ca, error=str(exc), given=given, status=400)
     if ca.provider == CrowdProvider.MTURK:
@@ -112,22 +111,7 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
 def _preview_context(task) -> dict:
     """What a worker sees before accepting: the dialogue and the replies, inputs disabled; the
     order is random and nothing marks the ground truth."""
-    turns = list(Turn.objects.filter(context_id=task.question.context_id).order_by("position"))
-    texts = list(task.question.candidates.values_list("text", flat=True))
-    random.shuffle(texts)
-    return {
-        "unit": {
-            "turns": [
-                {"speaker": t.speaker or "AB"[i % 2], "side": "left" if i % 2 == 0 else "right", "text": t.text}
-                for i, t in enumerate(turns)
-            ],
-            "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
-        },
-        **scale_context(dataset=task.question.dataset),
-        "labels": task.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
-        "preview": True,
-        "action": "",
-    }
+    return {**unit_preview_context(question=task.question), "preview": True, "action": ""}
 
 
 def _submit_page(request, ca, answers: str) -> HttpResponse:
