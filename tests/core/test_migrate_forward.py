@@ -154,6 +154,17 @@ def table_digests(database_url: str) -> dict[str, tuple[int, str]]:
     return digests
 
 
+def sqlite_sequences(database_url: str, *, but: str) -> dict[str, int]:
+    """SQLite's AUTOINCREMENT counter of every table but one (nothing on PostgreSQL)."""
+    if not database_url.startswith("sqlite:///"):
+        return {}
+    conn = sqlite3.connect(database_url.removeprefix("sqlite:///"))
+    try:
+        return {name: seq for name, seq in conn.execute("SELECT name, seq FROM sqlite_sequence") if name != but}
+    finally:
+        conn.close()
+
+
 @pytest.mark.slow
 def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_intact(old_code, database_url, tmp_path):
     # given a database made and filled by the previous code
@@ -163,6 +174,7 @@ def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_in
     manage(old_code, database_url, data, "build_indexes", "--repository", "demo-subtitles", "--only", "lexical")
     manage(old_code, database_url, data, "shell", "-c", SEED)
     before = table_digests(database_url)
+    sequences_before = sqlite_sequences(database_url, but="django_migrations")
     assert before["annotation_job"][0] == 1 and before["retrieval_utterance"][0] > 350
 
     # when the current code migrates it
@@ -172,6 +184,10 @@ def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_in
     # (renamed in place) and the migrations' own record
     after = table_digests(database_url)
     changed = {t for t in before if before[t] != after.get(t)}
+    if "sqlite_sequence" in before:
+        # SQLite's AUTOINCREMENT counters: only django_migrations' moved on (its new rows)
+        assert sqlite_sequences(database_url, but="django_migrations") == sequences_before
+        changed.discard("sqlite_sequence")
     assert changed == {"django_migrations", "django_content_type"}
     assert after["django_content_type"][0] == before["django_content_type"][0]
     assert set(after) == set(before)
