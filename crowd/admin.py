@@ -11,10 +11,16 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.crowd.base import provider_for
-from annotation.crowd.costs import crowd_cost_estimate
-from annotation.crowd.link import link_approvals_import, link_url
-from annotation.crowd.services import (
+from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.errors import UserError
+from core.services.jobs import job_create
+from core.services.uploads import upload_store
+from crowd.base import provider_for
+from crowd.costs import crowd_cost_estimate
+from crowd.job_params import CrowdPublishParams, CrowdSyncParams
+from crowd.link import link_approvals_import, link_url
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
+from crowd.services import (
     crowd_assignment_review,
     crowd_batch_expire,
     crowd_batch_status,
@@ -24,12 +30,6 @@ from annotation.crowd.services import (
     crowd_worker_unblock,
     crowd_workers_notify,
 )
-from annotation.job_params import CrowdPublishParams, CrowdSyncParams
-from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
-from core.errors import UserError
-from core.services.jobs import job_create
-from core.services.uploads import upload_store
 
 
 class PublishForm(forms.Form):
@@ -62,7 +62,7 @@ class CrowdBatchForm(forms.ModelForm):
         if data.get("production") and provider != CrowdProvider.MTURK:
             raise forms.ValidationError("Only MTurk batches have a sandbox/production switch.")
         if provider == CrowdProvider.MTURK:
-            from annotation.crowd.mturk import mturk_settings
+            from crowd.mturk import mturk_settings
 
             probe = CrowdBatch(provider=provider, settings=data.get("settings") or {})
             try:
@@ -89,18 +89,18 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     def links(self, obj):
         return format_html(
             '<a href="{}">plan &amp; publish</a> · <a href="{}">review</a> · <a href="{}">message workers</a>',
-            reverse("admin:annotation_crowdbatch_plan", args=[obj.pk]),
-            reverse("admin:annotation_crowdbatch_review", args=[obj.pk]),
-            reverse("admin:annotation_crowdbatch_notify", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_plan", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_review", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_notify", args=[obj.pk]),
         )
 
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("<int:pk>/plan/", view(self.plan_view), name="annotation_crowdbatch_plan"),
-            path("<int:pk>/review/", view(self.review_view), name="annotation_crowdbatch_review"),
-            path("<int:pk>/approvals/", view(self.approvals_view), name="annotation_crowdbatch_approvals"),
-            path("<int:pk>/notify/", view(self.notify_view), name="annotation_crowdbatch_notify"),
+            path("<int:pk>/plan/", view(self.plan_view), name="crowd_crowdbatch_plan"),
+            path("<int:pk>/review/", view(self.review_view), name="crowd_crowdbatch_review"),
+            path("<int:pk>/approvals/", view(self.approvals_view), name="crowd_crowdbatch_approvals"),
+            path("<int:pk>/notify/", view(self.notify_view), name="crowd_crowdbatch_notify"),
         ] + super().get_urls()
 
     def plan_view(self, request, pk):
@@ -154,7 +154,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 except UserError as exc:
                     messages.error(request, f"{ca}: {exc}")
             messages.success(request, f"{done} submission(s) reviewed.")
-            return redirect("admin:annotation_crowdbatch_review", pk=batch.pk)
+            return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -174,7 +174,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Message sent to {sent['workers']} worker(s), {sent['failed']} failed.")
-                return redirect("admin:annotation_crowdbatch_plan", pk=batch.pk)
+                return redirect("admin:crowd_crowdbatch_plan", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Message the workers of {batch.name}")
 
     def approvals_view(self, request, pk):
@@ -191,7 +191,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                     f"Approvals imported: {counts['approved']} approved, {counts['rejected']} rejected, "
                     f"{counts['unchanged']} unchanged.",
                 )
-                return redirect("admin:annotation_crowdbatch_review", pk=batch.pk)
+                return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 
     @admin.action(description="Sync submitted work (background job)")
@@ -271,7 +271,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("<int:pk>/bonus/", view(self.bonus_view), name="annotation_crowdassignment_bonus"),
+            path("<int:pk>/bonus/", view(self.bonus_view), name="crowd_crowdassignment_bonus"),
         ] + super().get_urls()
 
     @admin.action(description="Pay a bonus (one assignment)")
@@ -279,7 +279,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one assignment for a bonus.", level=messages.ERROR)
             return None
-        return redirect("admin:annotation_crowdassignment_bonus", pk=queryset.get().pk)
+        return redirect("admin:crowd_crowdassignment_bonus", pk=queryset.get().pk)
 
     def bonus_view(self, request, pk):
         ca = get_object_or_404(CrowdAssignment.objects.select_related("batch", "worker"), pk=pk)
@@ -291,7 +291,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Bonus of ${bonus.amount} {bonus.status} for {ca}.")
-                return redirect("admin:annotation_crowdassignment_changelist")
+                return redirect("admin:crowd_crowdassignment_changelist")
         return render_form(request, self, form=form, title=f"Bonus for {ca} (worker {ca.worker.external_id})")
 
 

@@ -3,8 +3,9 @@
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from annotation.models import Annotator, CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider
+from annotation.models import Annotator
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider
 
 
 @dataclass
@@ -25,7 +26,7 @@ class SyncReport:
 
 
 class Provider:
-    """A crowd platform. Local bookkeeping lives in the services (annotation.crowd.services); a
+    """A crowd platform. Local bookkeeping lives in the services (crowd.services); a
     provider only does what happens on the platform. Operations a platform lacks raise UserError."""
 
     name: str = ""
@@ -78,7 +79,7 @@ class InternalProvider(Provider):
     def publish(self, *, batch: CrowdBatch) -> None:
         from django.utils import timezone
 
-        from annotation.models import CrowdTaskStatus
+        from crowd.models import CrowdTaskStatus
 
         batch.tasks.filter(status=CrowdTaskStatus.PENDING).update(
             status=CrowdTaskStatus.PUBLISHED, published_at=timezone.now()

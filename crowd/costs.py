@@ -5,8 +5,9 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Sum
 
-from annotation.models import CrowdBatch, CrowdBonus, CrowdProvider, QuestionWork
+from annotation.models import QuestionWork
 from annotation.selectors import filter_preview, filter_rules_current
+from crowd.models import CrowdBatch, CrowdBonus, CrowdProvider
 
 CENT = Decimal("0.01")
 

@@ -12,9 +12,9 @@ from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
-    AssignmentStatus,
+from annotation.models import Annotator, AssignmentStatus, QuestionWork
+from core.errors import ImportFileError, UserError
+from crowd.models import (
     CrowdAssignment,
     CrowdAssignmentStatus,
     CrowdBatch,
@@ -22,9 +22,7 @@ from annotation.models import (
     CrowdProvider,
     CrowdTask,
     CrowdTaskStatus,
-    QuestionWork,
 )
-from core.errors import ImportFileError, UserError
 
 from .base import Provider
 

@@ -12,8 +12,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
+from annotation.models import Annotator
+from core.errors import UserError
+from crowd.models import (
     CrowdAssignment,
     CrowdAssignmentStatus,
     CrowdBatch,
@@ -22,7 +23,6 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from core.errors import UserError
 
 from . import mturk_client
 from .base import Provider, SyncReport

@@ -7,18 +7,9 @@ import xml.etree.ElementTree as ET
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
-    AnnotatorProvider,
-    Assignment,
-    AssignmentStatus,
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdTask,
-    CrowdTaskStatus,
-)
+from annotation.models import Annotator, AnnotatorProvider, Assignment, AssignmentStatus
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdTask, CrowdTaskStatus
 
 from .base import SyncReport
 from .mturk_client import MTurk

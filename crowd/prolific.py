@@ -19,14 +19,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import (
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdBonus,
-    CrowdProvider,
-)
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdProvider
 
 from .base import Provider, SyncReport
 from .link import LinkProvider, link_url

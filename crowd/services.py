@@ -1,7 +1,6 @@
 """Crowd batches: create, publish, sync, review, pay, block, expire. Provider-neutral: each
 service keeps our rows right and asks the batch's provider to do the platform's part."""
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
@@ -9,10 +8,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from annotation.job_params import CrowdSyncParams
-from annotation.models import (
-    Annotator,
-    AssignmentStatus,
+from annotation.models import Annotator, AssignmentStatus, Dataset, QuestionWork
+from annotation.services.annotators_admin import BlockReport, annotator_block, annotator_unblock
+from annotation.services.assignment import annotation_open
+from core.errors import UserError
+from core.models import Job, JobStatus
+from core.services.jobs import job_create
+from crowd.job_params import CrowdSyncParams
+from crowd.models import (
     CrowdAssignment,
     CrowdAssignmentStatus,
     CrowdBatch,
@@ -22,14 +25,7 @@ from annotation.models import (
     CrowdProvider,
     CrowdTask,
     CrowdTaskStatus,
-    Dataset,
-    QuestionWork,
 )
-from annotation.services.annotators_admin import annotator_block, annotator_unblock
-from annotation.services.assignment import annotation_open
-from core.errors import UserError
-from core.models import Job, JobStatus
-from core.services.jobs import job_create
 
 from .base import SyncReport, provider_for
 from .mturk_client import FEEDBACK_MAX, request_token
@@ -226,45 +222,16 @@ def crowd_worker_unblock(*, worker: Annotator, reason: str, batch: CrowdBatch | 
         provider_for(batch=batch, **kw).unblock(worker=worker, reason=reason, batch=batch)
 
 
-@dataclass
-class BlockReport:
-    """What blocking (or unblocking) a worker everywhere did: leases released here, the batches
-    whose platform now blocks them, those whose platform cannot (blocked by hand there), failures."""
-
-    released: int = 0
-    on_platform: list[str] = field(default_factory=list)
-    by_hand: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-
-    def message(self, *, worker: Annotator, block: bool) -> str:
-        verb = "blocked" if block else "unblocked"
-        parts = [f"{worker} {verb} here" + (f"; {self.released} open unit(s) released." if block else ".")]
-        if self.on_platform:
-            parts.append(f"Also {verb} on the platform for batch(es) {', '.join(self.on_platform)}.")
-        if self.by_hand:
-            parts.append(f"Not {verb} on the platform for {', '.join(self.by_hand)}: do it on the platform's site.")
-        if self.failed:
-            parts.append(f"The platform refused for {'; '.join(self.failed)}.")
-        return " ".join(parts)
-
-
 def _crowd_batches_of(worker: Annotator):
     if worker.provider not in (CrowdProvider.MTURK, CrowdProvider.PROLIFIC):
         return CrowdBatch.objects.none()
     return CrowdBatch.objects.filter(assignments__worker=worker, provider=worker.provider).distinct().order_by("pk")
 
 
-def crowd_worker_block_everywhere(
-    *, worker: Annotator, reason: str, block: bool = True, exclude_scores: bool = False, **kw
-) -> BlockReport:
-    """Block (or unblock) a worker here and, for an MTurk or Prolific worker, on the platform of
-    every batch they worked in (the dashboard's block button). Ours always happens; a platform
-    that refuses is reported, not raised, so one bad batch does not hide the others."""
-    report = BlockReport()
-    if block:
-        report.released = crowd_worker_block(worker=worker, reason=reason, exclude_scores=exclude_scores)
-    else:
-        crowd_worker_unblock(worker=worker, reason=reason)
+def crowd_worker_platforms_block(*, worker: Annotator, reason: str, block: bool, report: BlockReport, **kw) -> None:
+    """Block (or unblock) an MTurk or Prolific worker on the platform of every batch they worked in
+    (the dashboard's block button; annotation.services.annotators_admin blocks them here first).
+    A platform that refuses is reported, not raised, so one bad batch does not hide the others."""
     for batch in _crowd_batches_of(worker):
         label = f"{batch.name} ({batch.provider})"
         try:
@@ -277,7 +244,6 @@ def crowd_worker_block_everywhere(
             report.failed.append(f"{label}: {exc}")
         else:
             report.on_platform.append(label)
-    return report
 
 
 def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, **kw) -> dict:

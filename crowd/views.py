@@ -13,8 +13,12 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.link import link_batch, link_done, link_next, link_progress, link_token, link_worker
-from annotation.crowd.work import (
+from annotation.models import AssignmentStatus
+from annotation.views.unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
+from core.errors import UserError
+from crowd.link import link_batch, link_done, link_next, link_progress, link_token, link_worker
+from crowd.models import CrowdProvider
+from crowd.work import (
     PREVIEW_ASSIGNMENT,
     answers_encode,
     crowd_unit_submit,
@@ -24,10 +28,6 @@ from annotation.crowd.work import (
     unit_from_token,
     unit_token,
 )
-from annotation.models import AssignmentStatus, CrowdProvider
-from core.errors import UserError
-
-from .unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
 
 _SESSION_KEY = "crowd_assignments"
 

@@ -15,10 +15,11 @@ from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
-    Assignment,
-    AssignmentStatus,
+from annotation.models import Annotator, Assignment, AssignmentStatus
+from annotation.services.assignment import unit_lease_question
+from annotation.services.submission import Answer, SubmitResult, unit_submit
+from core.errors import UserError
+from crowd.models import (
     CrowdAssignment,
     CrowdAssignmentStatus,
     CrowdBatch,
@@ -27,9 +28,6 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from annotation.services.assignment import unit_lease_question
-from annotation.services.submission import Answer, SubmitResult, unit_submit
-from core.errors import UserError
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 _MTURK_ID = re.compile(r"^[A-Z0-9]{1,64}$")

@@ -1,1 +1,1 @@
-from . import corpus, crowd, release, scoring  # noqa: F401  (registers the ModelAdmins)
+from . import corpus, release, scoring  # noqa: F401  (registers the ModelAdmins)

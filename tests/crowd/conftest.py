@@ -2,9 +2,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from annotation.crowd import mturk_client
-from annotation.crowd.services import crowd_batch_create
 from annotation.services.assignment import annotation_open
+from crowd import mturk_client
+from crowd.services import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 PUBLIC_URL = "https://wellchosen.example.org"
@@ -74,7 +74,8 @@ def mturk_batch(dataset):
 @pytest.fixture
 def published_tasks(mturk_batch):
     """The batch's tasks as if MTurk had accepted them (HITs 1 and 2)."""
-    from annotation.models import CrowdTask, QuestionWork
+    from annotation.models import QuestionWork
+    from crowd.models import CrowdTask
 
     tasks = []
     for n, work in enumerate(QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id"), 1):

@@ -3,11 +3,11 @@ score units through our ExternalQuestion services."""
 
 from datetime import UTC, datetime
 
-from annotation.crowd.mturk_client import external_question_xml
-from annotation.crowd.services import crowd_batch_publish
-from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import CrowdAssignment, CrowdTask
 from annotation.services.submission import Answer
+from crowd.models import CrowdAssignment, CrowdTask
+from crowd.mturk_client import external_question_xml
+from crowd.services import crowd_batch_publish
+from crowd.work import crowd_unit_submit, mturk_enter
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 

@@ -4,10 +4,11 @@ platform of every batch they worked in; what happened is in the message."""
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from annotation.crowd.services import crowd_batch_create
-from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import Annotator, CrowdAssignment
+from annotation.models import Annotator
 from annotation.services.submission import Answer
+from crowd.models import CrowdAssignment
+from crowd.services import crowd_batch_create
+from crowd.work import crowd_unit_submit, mturk_enter
 
 from .conftest import assignment_id, hit_id
 

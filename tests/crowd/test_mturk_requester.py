@@ -3,15 +3,16 @@ validated by the real service model)."""
 
 import pytest
 
-from annotation.crowd import mturk_client
-from annotation.crowd.mturk_client import request_token
-from annotation.crowd.services import (
+from annotation.models import Score
+from core.errors import UserError
+from crowd import mturk_client
+from crowd.models import CrowdAssignment, CrowdTask, CrowdTaskStatus
+from crowd.mturk_client import request_token
+from crowd.services import (
     crowd_batch_publish,
     crowd_batch_sync,
 )
-from annotation.crowd.work import mturk_enter
-from annotation.models import CrowdAssignment, CrowdTask, CrowdTaskStatus, Score
-from core.errors import UserError
+from crowd.work import mturk_enter
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 from .mturk_helpers import (
@@ -29,8 +30,8 @@ from .mturk_helpers import (
 
 
 def test_units_that_need_fewer_annotators_get_fewer_assignments(mturk, mturk_batch, monkeypatch):
-    from annotation.crowd import mturk as mturk_module
     from annotation.models import QuestionWork
+    from crowd import mturk as mturk_module
 
     first_question = QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id").first()
     QuestionWork.objects.filter(pk=first_question.pk).update(slots_taken=2)  # two internal annotators have it
@@ -172,7 +173,7 @@ def test_request_tokens_stay_within_64_characters_and_are_stable():
 
 
 def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, dataset):
-    from annotation.crowd.services import crowd_batch_create
+    from crowd.services import crowd_batch_create
 
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="fresh", settings={"locales": []})
     mturk.add_response(
@@ -185,7 +186,7 @@ def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, data
             "QualificationTypeStatus": "Active",
         },
     )
-    from annotation.crowd.base import provider_for
+    from crowd.base import provider_for
 
     provider = provider_for(batch=batch)
     assert provider._soft_block_type(batch) == "3NEWQUAL000000000000000000000"
@@ -195,8 +196,8 @@ def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, data
 
 
 def test_html_question_is_an_option(mturk, dataset):
-    from annotation.crowd.mturk_client import html_question_xml
-    from annotation.crowd.services import crowd_batch_create
+    from crowd.mturk_client import html_question_xml
+    from crowd.services import crowd_batch_create
 
     batch = crowd_batch_create(
         dataset=dataset,
@@ -251,7 +252,7 @@ def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates
 def test_missing_aws_credentials_are_a_clear_error_not_a_crash():
     from botocore.exceptions import NoCredentialsError
 
-    from annotation.crowd.mturk_client import MTurk, MTurkError
+    from crowd.mturk_client import MTurk, MTurkError
 
     class NoCredentialsClient:
         def get_account_balance(self):

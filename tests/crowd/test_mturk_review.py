@@ -5,15 +5,15 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.crowd.mturk_client import request_token
-from annotation.crowd.services import (
+from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdBonus, CrowdTask
+from crowd.mturk_client import request_token
+from crowd.services import (
     crowd_assignment_review,
     crowd_batch_expire,
     crowd_bonus_send,
     crowd_worker_block,
 )
-from annotation.models import CrowdAssignment, CrowdBonus, CrowdTask
-from core.errors import UserError
 
 from .conftest import assignment_id, hit_id
 from .mturk_helpers import (
@@ -133,7 +133,7 @@ def test_expiring_sets_every_open_hit_to_expire_in_the_past(mturk, mturk_batch):
 
 
 def test_notifying_workers_goes_in_chunks_of_100(mturk, mturk_batch):
-    from annotation.crowd.base import provider_for
+    from crowd.base import provider_for
 
     workers = [f"AW{i}" for i in range(150)]
     for group in (sorted(workers)[:100], sorted(workers)[100:]):
@@ -149,7 +149,7 @@ def test_notifying_workers_goes_in_chunks_of_100(mturk, mturk_batch):
 
 
 def test_the_account_balance_is_read(mturk, mturk_batch):
-    from annotation.crowd.base import provider_for
+    from crowd.base import provider_for
 
     mturk.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
     assert provider_for(batch=mturk_batch).balance(batch=mturk_batch) == "10000.00"
@@ -158,7 +158,7 @@ def test_the_account_balance_is_read(mturk, mturk_batch):
 def test_auto_approval_and_disposal_deadlines_are_warned_about(mturk, mturk_batch):
     from django.utils import timezone
 
-    from annotation.crowd.services import crowd_batch_warnings
+    from crowd.services import crowd_batch_warnings
 
     first, _ = publish(mturk, mturk_batch)
     ca = work(first, "AW1", 1)
@@ -172,8 +172,8 @@ def test_auto_approval_and_disposal_deadlines_are_warned_about(mturk, mturk_batc
 
 
 def test_a_hard_block_and_unblock_use_worker_blocks(mturk, dataset):
-    from annotation.crowd.services import crowd_batch_create, crowd_worker_unblock
     from annotation.models import Annotator
+    from crowd.services import crowd_batch_create, crowd_worker_unblock
 
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="hard", settings={"block": "hard"})
     worker = Annotator.objects.create(provider="mturk", external_id="AW9")
@@ -206,7 +206,7 @@ def test_an_approval_whose_answer_was_lost_is_confirmed_by_reading_the_assignmen
 
 
 def test_finished_expired_hits_are_deleted_and_others_kept(mturk, mturk_batch):
-    from annotation.crowd.base import provider_for
+    from crowd.base import provider_for
 
     first, second = publish(mturk, mturk_batch)
     CrowdTask.objects.filter(pk__in=[first.pk, second.pk]).update(status="expired")

@@ -6,9 +6,11 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from annotation.crowd.link import link_token
-from annotation.crowd.prolific import ProlificApi
-from annotation.crowd.services import (
+from annotation.models import Score
+from crowd.link import link_token
+from crowd.models import CrowdAssignment
+from crowd.prolific import ProlificApi
+from crowd.services import (
     crowd_assignment_review,
     crowd_batch_create,
     crowd_batch_expire,
@@ -16,7 +18,6 @@ from annotation.crowd.services import (
     crowd_batch_sync,
     crowd_bonus_send,
 )
-from annotation.models import CrowdAssignment, Score
 
 from .prolific_double import TOKEN, ProlificDouble
 
@@ -136,7 +137,7 @@ def test_a_bonus_is_set_up_and_paid_once(client, prolific, study, api):
 
 
 def test_a_bonus_retried_after_a_crash_pays_the_bulk_bonus_set_up_before_it(client, prolific, study, api):
-    from annotation.models import CrowdBonus
+    from crowd.models import CrowdBonus
 
     # given a bonus whose bulk payment was set up, and then the process died before paying it
     participate(client, study, "PID1")
