@@ -22,8 +22,10 @@ from crowd.link import link_approvals_import, link_url
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
 from crowd.services import (
     crowd_assignment_review,
+    crowd_batch_create,
     crowd_batch_expire,
     crowd_batch_status,
+    crowd_batch_update,
     crowd_bonus_send,
     crowd_review_suggestions,
     crowd_worker_block,
@@ -52,24 +54,27 @@ class ApprovalsForm(forms.Form):
 
 
 class CrowdBatchForm(forms.ModelForm):
+    """Adding or changing a batch goes through crowd_batch_create / crowd_batch_update, which own
+    every rule of a batch: once the model's own checks pass, the form calls the service and shows
+    its refusal. The batch is saved by then (CrowdBatchAdmin.save_model has nothing left to do)."""
+
     class Meta:
         model = CrowdBatch
         fields = "__all__"
 
-    def clean(self):
-        data = super().clean()
-        provider = data.get("provider") or getattr(self.instance, "provider", "")
-        if data.get("production") and provider != CrowdProvider.MTURK:
-            raise forms.ValidationError("Only MTurk batches have a sandbox/production switch.")
-        if provider == CrowdProvider.MTURK:
-            from crowd.mturk import mturk_settings
-
-            probe = CrowdBatch(provider=provider, settings=data.get("settings") or {})
-            try:
-                mturk_settings(probe)
-            except UserError as exc:
-                raise forms.ValidationError(str(exc)) from exc
-        return data
+    def _post_clean(self):
+        super()._post_clean()  # the fields into the instance, the model's checks and constraints
+        if self.errors:
+            return
+        values = {f: getattr(self.instance, f) for f in ("provider", "name", "settings", "max_units", "production")}
+        try:
+            if self.instance.pk is None:
+                self.instance = crowd_batch_create(dataset=self.instance.dataset, **values)
+            else:
+                stored = CrowdBatch.objects.get(pk=self.instance.pk)
+                self.instance = crowd_batch_update(batch=stored, dataset=self.instance.dataset, **values)
+        except UserError as exc:
+            self.add_error(None, str(exc))
 
 
 @admin.register(CrowdBatch)
@@ -79,6 +84,9 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     list_filter = ["provider", "status", "production"]
     readonly_fields = ["status", "external_id", "token", "completion_code", "published_at", "synced_at", "created_at"]
     actions = ["sync_action", "expire_action", "dispose_action", "balance_action"]
+
+    def save_model(self, request, obj, form, change):
+        """Saved already: the form went through crowd_batch_create / crowd_batch_update."""
 
     def get_readonly_fields(self, request, obj=None):
         # Once published, where the money goes (provider, production) no longer changes.

@@ -45,10 +45,7 @@ def crowd_batch_create(
     max_units: int | None = None,
     production: bool = False,
 ) -> CrowdBatch:
-    if provider not in CrowdProvider.values:
-        raise UserError(f"unknown provider {provider!r} (one of {', '.join(CrowdProvider.values)})")
-    if production and provider != CrowdProvider.MTURK:
-        raise UserError("only MTurk batches have a sandbox/production switch")
+    """A draft batch, its settings checked now rather than at publish time."""
     batch = CrowdBatch(
         dataset=dataset,
         provider=provider,
@@ -57,7 +54,38 @@ def crowd_batch_create(
         max_units=max_units,
         production=production,
     )
-    if provider == CrowdProvider.MTURK:
+    return _batch_save(batch)
+
+
+def crowd_batch_update(
+    *,
+    batch: CrowdBatch,
+    dataset: Dataset,
+    provider: str,
+    name: str,
+    settings: dict | None = None,
+    max_units: int | None = None,
+    production: bool = False,
+) -> CrowdBatch:
+    """Change a batch under the rules it was made with; once published, its dataset, provider and
+    production switch (where the money goes) stay as they are."""
+    if batch.status != CrowdBatchStatus.DRAFT and (dataset.pk, provider, production) != (
+        batch.dataset_id,
+        batch.provider,
+        batch.production,
+    ):
+        raise UserError(f"a batch that is {batch.status} keeps its dataset, provider and production switch")
+    batch.dataset, batch.provider, batch.name = dataset, provider, name
+    batch.settings, batch.max_units, batch.production = settings or {}, max_units, production
+    return _batch_save(batch)
+
+
+def _batch_save(batch: CrowdBatch) -> CrowdBatch:
+    if batch.provider not in CrowdProvider.values:
+        raise UserError(f"unknown provider {batch.provider!r} (one of {', '.join(CrowdProvider.values)})")
+    if batch.production and batch.provider != CrowdProvider.MTURK:
+        raise UserError("only MTurk batches have a sandbox/production switch")
+    if batch.provider == CrowdProvider.MTURK:
         from .mturk import mturk_settings
 
         mturk_settings(batch)  # refuse bad settings now, not at publish time
@@ -65,7 +93,7 @@ def crowd_batch_create(
         with transaction.atomic():
             batch.save()
     except IntegrityError as exc:
-        raise UserError(f"dataset {dataset.name} already has a crowd batch named {name!r}") from exc
+        raise UserError(f"dataset {batch.dataset.name} already has a crowd batch named {batch.name!r}") from exc
     return batch
 
 

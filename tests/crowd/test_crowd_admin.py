@@ -186,3 +186,59 @@ def test_messaging_the_workers_of_a_batch_notifies_them_on_mturk(admin_client, p
     url = reverse("admin:crowd_crowdbatch_notify", args=[published_tasks[0].batch_id])
     response = admin_client.post(url, {"subject": "More HITs", "message": "New dialogues tomorrow."}, follow=True)
     assert "Message sent to 2 worker(s), 0 failed." in response.content.decode()
+
+
+def test_a_batch_added_in_the_admin_is_made_by_the_service(admin_client, dataset):
+    # when the researcher adds a link batch in the admin
+    response = admin_client.post(
+        reverse("admin:crowd_crowdbatch_add"),
+        {"dataset": dataset.pk, "name": "from-admin", "provider": "link", "settings": '{"units_per_worker": 2}'},
+    )
+    # then it is made as crowd_batch_create makes it
+    assert response.status_code == 302
+    batch = CrowdBatch.objects.get()
+    assert (batch.name, batch.provider, batch.status, batch.settings) == (
+        "from-admin",
+        "link",
+        "draft",
+        {"units_per_worker": 2},
+    )
+
+
+def test_the_services_refusal_of_a_production_link_batch_is_shown_in_the_form(admin_client, dataset):
+    # when the researcher adds a link batch with the production box ticked
+    response = admin_client.post(
+        reverse("admin:crowd_crowdbatch_add"),
+        {"dataset": dataset.pk, "name": "prod-link", "provider": "link", "settings": "{}", "production": "on"},
+    )
+    # then the form shows crowd_batch_create's refusal and nothing is saved
+    assert response.status_code == 200
+    assert "only MTurk batches have a sandbox/production switch" in response.content.decode()
+    assert not CrowdBatch.objects.exists()
+
+
+def test_changing_a_draft_batch_to_bad_mturk_settings_is_refused_in_the_form(admin_client, mturk_batch):
+    # given a draft MTurk batch, when its reward is changed to one MTurk refuses
+    response = admin_client.post(
+        reverse("admin:crowd_crowdbatch_change", args=[mturk_batch.pk]),
+        {
+            "dataset": mturk_batch.dataset_id,
+            "name": mturk_batch.name,
+            "provider": "mturk",
+            "settings": '{"reward": "1"}',
+        },
+    )
+    # then the form shows crowd_batch_update's refusal and the stored settings stay
+    assert response.status_code == 200 and "must be dollars with two decimals" in response.content.decode()
+    mturk_batch.refresh_from_db()
+    assert mturk_batch.settings["reward"] == "0.25"
+
+
+def test_a_published_batch_keeps_its_provider(published_tasks):
+    from core.errors import UserError
+    from crowd.services import crowd_batch_update
+
+    batch = published_tasks[0].batch
+    with pytest.raises(UserError, match="keeps its dataset, provider and production switch"):
+        crowd_batch_update(batch=batch, dataset=batch.dataset, provider="link", name=batch.name, settings={})
+    assert CrowdBatch.objects.filter(pk=batch.pk, provider="mturk").exists()
