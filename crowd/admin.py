@@ -15,14 +15,16 @@ from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
-from crowd.base import provider_for
-from crowd.costs import crowd_cost_estimate
+from crowd.costs import crowd_balance, crowd_cost_estimate
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
-from crowd.link import link_approvals_import, link_url
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
+from crowd.links import link_approvals_import
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdTask
+from crowd.providers.link import link_url
+from crowd.providers.registry import provider_for
 from crowd.services import (
     crowd_assignment_review,
     crowd_batch_create,
+    crowd_batch_dispose,
     crowd_batch_expire,
     crowd_batch_status,
     crowd_batch_update,
@@ -121,11 +123,12 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 form.add_error("confirm_production", "Production publishing must be confirmed.")
             else:
                 return start_job(request, params=CrowdPublishParams(batch_id=batch.pk, confirm_production=confirmed))
+        platform = provider_for(batch=batch)
         # The balance is a call to the platform: asked for with a link on the page, not on every view.
         balance, balance_error = None, ""
         if request.method == "GET" and request.GET.get("balance"):
             try:
-                balance = provider_for(batch=batch).balance(batch=batch) or "not available"
+                balance = crowd_balance(batch=batch) or "not available"
             except UserError as exc:
                 balance_error = str(exc)
         context = {
@@ -137,7 +140,8 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             "batch": batch,
             "estimate": crowd_cost_estimate(batch=batch),
             "status": crowd_batch_status(batch=batch),
-            "link": link_url(batch=batch) if batch.provider == CrowdProvider.LINK and batch.status != "draft" else "",
+            "link": link_url(batch=batch) if platform.shows_link and batch.status != "draft" else "",
+            "has_sandbox": platform.has_sandbox,
             "form": form,
             "production_off": batch.production and not settings.WELLCHOSEN_MTURK_ALLOW_PRODUCTION,
         }
@@ -218,19 +222,20 @@ class CrowdBatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)")
     def dispose_action(self, request, queryset):
-        for batch in queryset.filter(provider=CrowdProvider.MTURK):
+        for batch in queryset:
             try:
-                deleted = provider_for(batch=batch).dispose(batch=batch)
+                deleted = crowd_batch_dispose(batch=batch)
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
-            else:
+                continue
+            if deleted is not None:  # None: a platform that keeps no tasks to delete
                 self.message_user(request, f"{batch}: {deleted} HIT(s) deleted.")
 
     @admin.action(description="Show the requester account balance")
     def balance_action(self, request, queryset):
         for batch in queryset:
             try:
-                balance = provider_for(batch=batch).balance(batch=batch)
+                balance = crowd_balance(batch=batch)
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
             else:

@@ -7,7 +7,9 @@ from django.db.models import Sum
 
 from annotation.models import QuestionWork
 from annotation.selectors import filter_preview, filter_rules_current
-from crowd.models import CrowdBatch, CrowdBonus, CrowdProvider
+from crowd.models import CrowdBatch, CrowdBonus
+from crowd.providers.base import Provider
+from crowd.providers.registry import provider_for
 
 CENT = Decimal("0.01")
 
@@ -32,9 +34,9 @@ class CostEstimate:
 
 def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -> CostEstimate:
     """reward x assignments x (1 + commission) + bonuses, over the units the batch has (or would
-    have if published now), and divided by the questions the filter rules are expected to keep."""
-    from .base import provider_for
-
+    have if published now), and divided by the questions the filter rules are expected to keep.
+    The reward's default, the commission and its warnings are the provider's."""
+    platform = provider_for(batch=batch)
     dataset = batch.dataset
     k = dataset.annotators_per_item
     settings = batch.settings or {}
@@ -43,16 +45,9 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
         units = dataset.questions.filter(derived_from__isnull=True).count()
     if batch.max_units is not None:
         units = min(units, batch.max_units)
-    reward = Decimal(str(settings.get("reward", "0.30" if batch.provider == CrowdProvider.MTURK else "0")))
+    reward = platform.reward(batch=batch)
     if fee_rate is None:
-        if batch.provider == CrowdProvider.MTURK:
-            fee_rate = Decimal("0.40") if k >= 10 else Decimal("0.20")
-        elif batch.provider == CrowdProvider.PROLIFIC:
-            fee_rate = Decimal(str(settings.get("fee_rate", "0.333")))
-        elif batch.provider == CrowdProvider.LINK:
-            fee_rate = Decimal(str(settings.get("fee_rate", "0")))
-        else:
-            fee_rate = provider_for(batch=batch).fee_rate
+        fee_rate = platform.fee(batch=batch)
     rewards = (reward * units * k).quantize(CENT)
     fees = (rewards * fee_rate).quantize(CENT, rounding=ROUND_HALF_UP)
     planned_bonus = Decimal(str(settings.get("bonus_per_assignment", "0"))) * units * k
@@ -64,9 +59,7 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
     per_question = None
     if expected_yield and units:
         per_question = (total / (Decimal(units) * Decimal(str(expected_yield)))).quantize(CENT)
-    warnings = []
-    if batch.provider == CrowdProvider.MTURK and k >= 10:
-        warnings.append(f"{k} assignments per HIT: 20 % extra commission (split into HITs of 9 or fewer to avoid it)")
+    warnings = platform.cost_warnings(batch=batch)
     if expected_yield is None:
         warnings.append("no questions yet: the cost per finished question needs a filter preview")
     elif expected_yield == 0:
@@ -84,3 +77,8 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
         per_finished_question=per_question,
         warnings=warnings,
     )
+
+
+def crowd_balance(*, batch: CrowdBatch, provider: Provider | None = None) -> str | None:
+    """Money left on the requester account of the batch's platform, when the platform says."""
+    return provider_for(batch=batch, provider=provider).balance(batch=batch)

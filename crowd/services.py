@@ -26,11 +26,10 @@ from crowd.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
+from crowd.providers.base import Blocking, Provider, SyncReport
+from crowd.providers.mturk_client import FEEDBACK_MAX, request_token
+from crowd.providers.registry import PROVIDERS, provider_for
 
-from .base import SyncReport, provider_for
-from .mturk_client import FEEDBACK_MAX, request_token
-
-SURCHARGE_ASSIGNMENTS = 10  # MTurk: HITs with 10 or more assignments pay another 20 % commission
 # A sync job pending or running for longer than this without a sign of life (a lost message, a
 # dead worker) no longer holds back the periodic sync of its batch.
 SYNC_IN_FLIGHT_FOR = timedelta(hours=1)
@@ -83,12 +82,10 @@ def crowd_batch_update(
 def _batch_save(batch: CrowdBatch) -> CrowdBatch:
     if batch.provider not in CrowdProvider.values:
         raise UserError(f"unknown provider {batch.provider!r} (one of {', '.join(CrowdProvider.values)})")
-    if batch.production and batch.provider != CrowdProvider.MTURK:
+    platform = provider_for(batch=batch)
+    if batch.production and not platform.has_sandbox:
         raise UserError("only MTurk batches have a sandbox/production switch")
-    if batch.provider == CrowdProvider.MTURK:
-        from .mturk import mturk_settings
-
-        mturk_settings(batch)  # refuse bad settings now, not at publish time
+    platform.settings_check(batch=batch)  # refuse bad settings now, not at publish time
     try:
         with transaction.atomic():
             batch.save()
@@ -97,10 +94,12 @@ def _batch_save(batch: CrowdBatch) -> CrowdBatch:
     return batch
 
 
-def crowd_batch_publish(*, batch: CrowdBatch, confirm_production: bool = False, **provider_kwargs) -> int:
+def crowd_batch_publish(
+    *, batch: CrowdBatch, confirm_production: bool = False, provider: Provider | None = None
+) -> int:
     """Make one task per open unit (up to max_units) and put the pending ones on the provider.
     Idempotent: re-running after a crash publishes only what is still pending. Returns the number
-    of published tasks."""
+    of published tasks. ``provider``: the batch's, made by the caller (by default the registry's)."""
     if batch.production and not confirm_production:
         raise UserError("this batch spends real money: confirm publishing to production")
     if batch.status not in (CrowdBatchStatus.DRAFT, CrowdBatchStatus.PUBLISHED):
@@ -127,7 +126,7 @@ def crowd_batch_publish(*, batch: CrowdBatch, confirm_production: bool = False, 
             ],
             ignore_conflicts=True,
         )
-    provider_for(batch=batch, **provider_kwargs).publish(batch=batch)
+    provider_for(batch=batch, provider=provider).publish(batch=batch)
     CrowdBatch.objects.filter(pk=batch.pk).update(
         status=CrowdBatchStatus.PUBLISHED, published_at=batch.published_at or timezone.now()
     )
@@ -135,8 +134,8 @@ def crowd_batch_publish(*, batch: CrowdBatch, confirm_production: bool = False, 
     return batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).count()
 
 
-def crowd_batch_sync(*, batch: CrowdBatch, **provider_kwargs) -> SyncReport:
-    report = provider_for(batch=batch, **provider_kwargs).sync(batch=batch)
+def crowd_batch_sync(*, batch: CrowdBatch, provider: Provider | None = None) -> SyncReport:
+    report = provider_for(batch=batch, provider=provider).sync(batch=batch)
     CrowdBatch.objects.filter(pk=batch.pk).update(synced_at=timezone.now())
     return report
 
@@ -167,7 +166,12 @@ def crowd_sync_due(*, now=None) -> list[Job]:
 
 
 def crowd_assignment_review(
-    *, crowd_assignment: CrowdAssignment, approve: bool, feedback: str = "", override_rejection: bool = False, **kw
+    *,
+    crowd_assignment: CrowdAssignment,
+    approve: bool,
+    feedback: str = "",
+    override_rejection: bool = False,
+    provider: Provider | None = None,
 ) -> CrowdAssignment:
     """Approve or reject a submission (status guard: reviewing twice changes nothing)."""
     if len(feedback) > FEEDBACK_MAX:
@@ -184,26 +188,25 @@ def crowd_assignment_review(
         raise UserError(f"a submission that is {crowd_assignment.status} cannot be reviewed")
     if not approve and not feedback.strip():
         raise UserError("a rejection needs feedback that tells the worker why")
-    provider = provider_for(batch=crowd_assignment.batch, **kw)
+    platform = provider_for(batch=crowd_assignment.batch, provider=provider)
     if approve:
-        provider.approve(crowd_assignment=crowd_assignment, feedback=feedback, override_rejection=override_rejection)
+        platform.approve(crowd_assignment=crowd_assignment, feedback=feedback, override_rejection=override_rejection)
     else:
-        provider.reject(crowd_assignment=crowd_assignment, feedback=feedback)
-    reviewed = CrowdAssignment.objects.filter(pk=crowd_assignment.pk)
-    if crowd_assignment.provider == CrowdProvider.PROLIFIC:
-        # One Prolific submission covers all of the participant's units in the batch.
-        reviewed = CrowdAssignment.objects.filter(
-            batch=crowd_assignment.batch,
-            worker=crowd_assignment.worker,
-            status__in=[CrowdAssignmentStatus.SUBMITTED, CrowdAssignmentStatus.REJECTED],
-        )
-    reviewed.update(status=wanted, feedback=feedback, reviewed_at=timezone.now())
+        platform.reject(crowd_assignment=crowd_assignment, feedback=feedback)
+    platform.reviewed_with(crowd_assignment=crowd_assignment).update(
+        status=wanted, feedback=feedback, reviewed_at=timezone.now()
+    )
     crowd_assignment.refresh_from_db()
     return crowd_assignment
 
 
 def crowd_bonus_send(
-    *, crowd_assignment: CrowdAssignment, amount: Decimal, reason: str, purpose: str = "bonus", **kw
+    *,
+    crowd_assignment: CrowdAssignment,
+    amount: Decimal,
+    reason: str,
+    purpose: str = "bonus",
+    provider: Provider | None = None,
 ) -> CrowdBonus:
     """Pay a bonus once per assignment and purpose: the row (and its token) is written before the
     call, so a retry or a double click reuses it and the provider pays once."""
@@ -228,53 +231,64 @@ def crowd_bonus_send(
         raise UserError(f"a {purpose} bonus of ${bonus.amount} was already recorded for this assignment")
     if bonus.status == CrowdBonusStatus.PAID:
         return bonus
-    provider_for(batch=crowd_assignment.batch, **kw).bonus(bonus=bonus)
+    provider_for(batch=crowd_assignment.batch, provider=provider).bonus(bonus=bonus)
     CrowdBonus.objects.filter(pk=bonus.pk).update(status=CrowdBonusStatus.PAID, paid_at=timezone.now())
     bonus.refresh_from_db()
     return bonus
 
 
 def crowd_worker_block(
-    *, worker: Annotator, reason: str, batch: CrowdBatch | None = None, exclude_scores: bool = False, **kw
+    *,
+    worker: Annotator,
+    reason: str,
+    batch: CrowdBatch | None = None,
+    exclude_scores: bool = False,
+    provider: Provider | None = None,
 ) -> int:
     """Block on our side (open leases released; returns how many) and on the batch's platform."""
     released = annotator_block(annotator=worker, exclude_scores=exclude_scores)
     if batch is not None:
-        provider_for(batch=batch, **kw).block(worker=worker, reason=reason, batch=batch)
+        provider_for(batch=batch, provider=provider).block(worker=worker, reason=reason, batch=batch)
     return released
 
 
-def crowd_worker_unblock(*, worker: Annotator, reason: str, batch: CrowdBatch | None = None, **kw) -> None:
+def crowd_worker_unblock(
+    *, worker: Annotator, reason: str, batch: CrowdBatch | None = None, provider: Provider | None = None
+) -> None:
     annotator_unblock(annotator=worker)
     if batch is not None:
-        provider_for(batch=batch, **kw).unblock(worker=worker, reason=reason, batch=batch)
+        provider_for(batch=batch, provider=provider).unblock(worker=worker, reason=reason, batch=batch)
 
 
 def _crowd_batches_of(worker: Annotator):
-    if worker.provider not in (CrowdProvider.MTURK, CrowdProvider.PROLIFIC):
+    """The batches of the worker's platform they worked in, where they have an account there."""
+    platform = PROVIDERS.get(worker.provider)
+    if platform is None or platform.blocking is Blocking.HERE_ONLY:
         return CrowdBatch.objects.none()
     return CrowdBatch.objects.filter(assignments__worker=worker, provider=worker.provider).distinct().order_by("pk")
 
 
-def crowd_worker_platforms_block(*, worker: Annotator, reason: str, block: bool, report: BlockReport, **kw) -> None:
+def crowd_worker_platforms_block(
+    *, worker: Annotator, reason: str, block: bool, report: BlockReport, provider: Provider | None = None
+) -> None:
     """Block (or unblock) an MTurk or Prolific worker on the platform of every batch they worked in
     (the dashboard's block button; annotation.services.annotators_admin blocks them here first).
     A platform that refuses is reported, not raised, so one bad batch does not hide the others."""
     for batch in _crowd_batches_of(worker):
         label = f"{batch.name} ({batch.provider})"
         try:
-            provider = provider_for(batch=batch, **kw)
-            if not provider.blocks_on_platform:
+            platform = provider_for(batch=batch, provider=provider)
+            if platform.blocking is not Blocking.ON_PLATFORM:
                 report.by_hand.append(label)
                 continue
-            (provider.block if block else provider.unblock)(worker=worker, reason=reason, batch=batch)
+            (platform.block if block else platform.unblock)(worker=worker, reason=reason, batch=batch)
         except UserError as exc:
             report.failed.append(f"{label}: {exc}")
         else:
             report.on_platform.append(label)
 
 
-def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, **kw) -> dict:
+def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, provider: Provider | None = None) -> dict:
     """Message every worker who took part in the batch (MTurk NotifyWorkers, 100 ids per call)."""
     if not subject.strip() or len(subject) > 200:
         raise UserError("the subject must have 1 to 200 characters")
@@ -283,16 +297,26 @@ def crowd_workers_notify(*, batch: CrowdBatch, subject: str, message: str, **kw)
     workers = sorted(set(batch.assignments.values_list("worker__external_id", flat=True)))
     if not workers:
         raise UserError("nobody has worked on this batch yet")
-    failed = provider_for(batch=batch, **kw).notify(batch=batch, worker_ids=workers, subject=subject, message=message)
+    platform = provider_for(batch=batch, provider=provider)
+    failed = platform.notify(batch=batch, worker_ids=workers, subject=subject, message=message)
     return {"workers": len(workers), "failed": failed}
 
 
-def crowd_batch_expire(*, batch: CrowdBatch, **kw) -> None:
+def crowd_batch_expire(*, batch: CrowdBatch, provider: Provider | None = None) -> None:
     if batch.status == CrowdBatchStatus.EXPIRED:
         return
-    provider_for(batch=batch, **kw).expire(batch=batch)
+    provider_for(batch=batch, provider=provider).expire(batch=batch)
     CrowdBatch.objects.filter(pk=batch.pk).update(status=CrowdBatchStatus.EXPIRED)
     batch.refresh_from_db()
+
+
+def crowd_batch_dispose(*, batch: CrowdBatch, provider: Provider | None = None) -> int | None:
+    """Delete the batch's finished tasks on its platform; returns how many, or None where the
+    platform keeps no tasks to delete."""
+    platform = provider_for(batch=batch, provider=provider)
+    if not platform.disposes_tasks:
+        return None
+    return platform.dispose(batch=batch)
 
 
 def crowd_review_suggestions(*, batch: CrowdBatch) -> list[dict]:
@@ -327,11 +351,7 @@ def crowd_batch_warnings(*, batch: CrowdBatch, now=None) -> list[str]:
     """Deadlines the researcher should not miss: auto-approval within a day, HITs near MTurk's
     120-day disposal, and the 10-assignment surcharge."""
     now = now or timezone.now()
-    warnings = []
-    if batch.dataset.annotators_per_item >= SURCHARGE_ASSIGNMENTS and batch.provider == CrowdProvider.MTURK:
-        warnings.append(
-            f"{batch.dataset.annotators_per_item} assignments per HIT: MTurk charges another 20 % from 10 up"
-        )
+    warnings = provider_for(batch=batch).batch_warnings(batch=batch)
     soon = CrowdAssignment.objects.filter(
         batch=batch,
         status=CrowdAssignmentStatus.SUBMITTED,

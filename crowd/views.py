@@ -13,21 +13,14 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import AssignmentStatus
+from annotation.models import Annotator, AssignmentStatus
 from annotation.views.unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
 from core.errors import UserError
-from crowd.link import link_batch, link_done, link_next, link_progress, link_token, link_worker
-from crowd.models import CrowdProvider
-from crowd.work import (
-    PREVIEW_ASSIGNMENT,
-    answers_encode,
-    crowd_unit_submit,
-    mturk_enter,
-    submit_to_check,
-    task_for_hit,
-    unit_from_token,
-    unit_token,
-)
+from crowd.links import link_batch, link_done, link_progress
+from crowd.providers.link import link_token
+from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
+from crowd.providers.registry import provider_for
+from crowd.work import crowd_unit_submit, link_unit_next, link_worker_ensure, unit_from_token, unit_token
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -90,7 +83,7 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
         )
     except UserError as exc:
         return _unit_page(request, ca, error=str(exc), given=given, status=400)
-    if ca.provider == CrowdProvider.MTURK:
+    if provider_for(batch=ca.batch).hands_in_on_platform:
         return _submit_page(request, ca, answers_encode(answers))
     return redirect("crowd-link-next", token=link_token(batch=ca.batch))
 
@@ -103,7 +96,9 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
         **unit_form_context(assignment=assignment, error=error, given=given),
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
-        "progress": None if ca.provider == CrowdProvider.MTURK else link_progress(batch=ca.batch, worker=ca.worker),
+        "progress": link_progress(batch=ca.batch, worker=ca.worker)
+        if provider_for(batch=ca.batch).enters_by_link
+        else None,
     }
     return _framable(render(request, "crowd/unit.html", context, status=status))
 
@@ -130,10 +125,10 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
     """A link worker arrives with their id (?worker=, or Prolific's PROLIFIC_PID)."""
     try:
         batch = link_batch(token=token)
-        worker = link_worker(batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", ""))
-        study = request.GET.get("STUDY_ID")
-        if study and batch.provider == CrowdProvider.PROLIFIC and study != batch.external_id:
-            raise UserError("this link belongs to another Prolific study")
+        worker = link_worker_ensure(
+            batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", "")
+        )
+        provider_for(batch=batch).link_entry_check(batch=batch, params=request.GET)
     except UserError as exc:
         return _message(request, "This link cannot be used", str(exc), status=403)
     request.session[f"crowd_link_{batch.pk}"] = token
@@ -144,14 +139,12 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
 @xframe_options_exempt
 @require_http_methods(["GET"])
 def crowd_link_next(request: HttpRequest, token: str) -> HttpResponse:
-    from annotation.models import Annotator
-
     try:
         batch = link_batch(token=token)
         worker = Annotator.objects.filter(pk=request.session.get(f"crowd_link_worker_{batch.pk}")).first()
         if worker is None:
             raise UserError("open the study from the link you were given (it carries your worker id)")
-        ca = link_next(batch=batch, worker=worker)
+        ca = link_unit_next(batch=batch, worker=worker)
     except UserError as exc:
         return _message(request, "No work here", str(exc), status=403)
     if ca is None:

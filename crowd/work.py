@@ -1,120 +1,24 @@
-"""The worker's side of crowd work: arriving from a provider (MTurk assignment parameters, a signed
-link), getting the task's unit, and handing in scores (ours first, then the provider's form).
+"""The worker's side of crowd work: arriving by a batch's signed link (MTurk's ExternalQuestion is
+crowd.providers.mturk_entry), getting the task's unit, and handing in scores (ours first, then,
+where the platform has one, its form).
 
 Crowd workers are Annotator rows of their provider with no Django user; they are identified by
-the provider's parameters, checked here against the published tasks, and the page they work on is
+the provider's parameters, checked against the published tasks, and the page they work on is
 bound to their session by a signed token.
 """
 
-import json
-import re
-from urllib.parse import urlsplit
-
-from django.conf import settings
 from django.core import signing
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AssignmentStatus
-from annotation.services.assignment import unit_lease_question
+from annotation.models import Annotator, AssignmentStatus, QuestionWork
 from annotation.services.submission import Answer, SubmitResult, unit_submit
 from core.errors import UserError
-from crowd.models import (
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdBatchStatus,
-    CrowdProvider,
-    CrowdTask,
-    CrowdTaskStatus,
-)
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBatchStatus, CrowdTask, CrowdTaskStatus
+from crowd.providers.entry import crowd_assignment_enter
+from crowd.providers.link import WORKER_ID
+from crowd.providers.registry import provider_for
 
-PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_MTURK_ID = re.compile(r"^[A-Z0-9]{1,64}$")
 _SALT = "wellchosen.crowd.unit"
-
-
-def submit_to_check(*, url: str) -> str:
-    """turkSubmitTo must be one of the allowed MTurk origins exactly (else anyone could make our page
-    post the worker's form to their own site); the defaults are MTurk's two https origins. Returns
-    the externalSubmit address."""
-    parts = urlsplit(url or "")
-    origin = f"{parts.scheme}://{parts.netloc}"
-    allowed = {u.rstrip("/") for u in settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS}
-    if parts.scheme not in ("https", "http") or origin not in allowed or parts.path not in ("", "/") or parts.query:
-        raise UserError(f"turkSubmitTo {url!r} is not an allowed MTurk address")
-    return f"{origin}/mturk/externalSubmit"
-
-
-def task_for_hit(*, hit_id: str) -> CrowdTask:
-    task = (
-        CrowdTask.objects.select_related("batch", "question")
-        .filter(provider=CrowdProvider.MTURK, external_id=hit_id)
-        .first()
-    )
-    if task is None or task.status == CrowdTaskStatus.PENDING:
-        raise UserError("this HIT is not one of ours, or is not published")
-    return task
-
-
-def mturk_enter(*, hit_id: str, assignment_id: str, worker_id: str, submit_to: str) -> CrowdAssignment:
-    """A worker accepted a HIT: check the (worker, assignment, HIT) triple and lease them the unit."""
-    submit_to_check(url=submit_to)
-    for name, value in (("assignmentId", assignment_id), ("workerId", worker_id), ("hitId", hit_id)):
-        if not _MTURK_ID.match(value or ""):
-            raise UserError(f"{name} is missing or malformed")
-    task = task_for_hit(hit_id=hit_id)
-    if task.status != CrowdTaskStatus.PUBLISHED or task.batch.status != CrowdBatchStatus.PUBLISHED:
-        if not CrowdAssignment.objects.filter(provider=CrowdProvider.MTURK, external_id=assignment_id).exists():
-            raise UserError("this HIT has expired")
-    worker, _ = Annotator.objects.get_or_create(provider=CrowdProvider.MTURK, external_id=worker_id)
-    return _enter(
-        provider=CrowdProvider.MTURK,
-        external_id=assignment_id,
-        batch=task.batch,
-        task=task,
-        worker=worker,
-        submit_to=submit_to.rstrip("/"),
-    )
-
-
-def _enter(
-    *, provider: str, external_id: str, batch: CrowdBatch, task: CrowdTask, worker: Annotator, submit_to: str = ""
-) -> CrowdAssignment:
-    lease = int((batch.settings or {}).get("assignment_duration_seconds") or 0) or None
-    if provider == CrowdProvider.MTURK:
-        from .mturk import mturk_settings
-
-        lease = mturk_settings(batch)["assignment_duration_seconds"]  # MTurk's own deadline
-    with transaction.atomic():
-        ca = CrowdAssignment.objects.select_for_update().filter(provider=provider, external_id=external_id).first()
-        if ca is None:
-            try:
-                with transaction.atomic():
-                    ca = CrowdAssignment.objects.create(
-                        provider=provider,
-                        external_id=external_id,
-                        batch=batch,
-                        task=task,
-                        worker=worker,
-                        submit_to=submit_to,
-                    )
-            except IntegrityError:
-                ca = CrowdAssignment.objects.select_for_update().get(provider=provider, external_id=external_id)
-        if ca.worker_id != worker.pk or ca.task_id != task.pk:
-            raise UserError("this assignment belongs to another worker or HIT")
-        if ca.assignment_id is not None and ca.assignment.status == AssignmentStatus.SUBMITTED:
-            return ca
-        assignment = unit_lease_question(
-            annotator=worker, question_id=task.question_id, lease_seconds=lease, provider_ref=external_id
-        )
-        # A worker who returned the HIT and took it again comes with a new assignment id.
-        CrowdAssignment.objects.filter(assignment=assignment).exclude(pk=ca.pk).update(
-            assignment=None, status=CrowdAssignmentStatus.RETURNED
-        )
-        ca.assignment = assignment
-        ca.save(update_fields=["assignment"])
-    return ca
 
 
 def unit_token(*, crowd_assignment: CrowdAssignment) -> str:
@@ -151,36 +55,51 @@ def crowd_unit_submit(
         duration_ms=duration_ms,
         provider_ref=crowd_assignment.external_id,
     )
-    if crowd_assignment.provider == CrowdProvider.LINK:
-        CrowdAssignment.objects.filter(pk=crowd_assignment.pk, status=CrowdAssignmentStatus.ACCEPTED).update(
-            status=CrowdAssignmentStatus.SUBMITTED, submitted_at=timezone.now()
-        )
+    provider_for(batch=crowd_assignment.batch).unit_submitted(crowd_assignment=crowd_assignment)
     return result
 
 
-def answers_encode(answers: dict[str, Answer]) -> str:
-    """The scores as posted to MTurk with the assignment: sync can recover them from there."""
-    return json.dumps({key: [a.value, a.labels] for key, a in sorted(answers.items())}, separators=(",", ":"))
+def link_worker_ensure(*, batch: CrowdBatch, worker_id: str) -> Annotator:
+    """The worker a link brings, by the id the platform gave them (made on their first visit)."""
+    if not WORKER_ID.match(worker_id or ""):
+        raise UserError("the link must carry your worker id (letters, digits, - _ . :, at most 64)")
+    worker, _ = Annotator.objects.get_or_create(provider=batch.provider, external_id=worker_id)
+    if worker.is_blocked:
+        raise UserError("this worker is blocked")
+    return worker
 
 
-def answers_recover(*, crowd_assignment: CrowdAssignment, assignment: Assignment) -> bool:
-    """Scores MTurk has but we do not (our save failed after the worker's form went out): store
-    them from the answer MTurk kept. Returns True when scores were stored."""
-    raw = (crowd_assignment.answer or {}).get("answers")
-    if not raw:
-        return False
-    try:
-        data = json.loads(raw)
-        answers = {key: Answer(int(value), list(labels)) for key, (value, labels) in data.items()}
-    except (ValueError, TypeError, AttributeError):
-        return False
-    try:
-        result = unit_submit(
-            assignment_id=assignment.pk,
-            annotator=crowd_assignment.worker,
-            answers=answers,
-            provider_ref=crowd_assignment.external_id,
-        )
-    except UserError:
-        return False
-    return result.created
+def link_unit_next(*, batch: CrowdBatch, worker: Annotator) -> CrowdAssignment | None:
+    """The worker's current unit of the batch, or the next one; None when they are done (their
+    quota of units_per_worker, or nothing left)."""
+    if batch.status != CrowdBatchStatus.PUBLISHED:
+        raise UserError("this study is closed")
+    mine = CrowdAssignment.objects.filter(batch=batch, worker=worker).select_related("assignment")
+    for ca in mine:
+        if ca.assignment is not None and ca.assignment.status == AssignmentStatus.LEASED:
+            if ca.assignment.leased_until >= timezone.now():
+                return ca
+    platform = provider_for(batch=batch)
+    quota = platform.units_per_worker(batch=batch)
+    done = mine.filter(assignment__status=AssignmentStatus.SUBMITTED).count()
+    if done >= quota:
+        return None
+    open_questions = QuestionWork.objects.filter(dataset=batch.dataset, is_open=True).values("question_id")
+    tasks = (
+        CrowdTask.objects.filter(batch=batch, status=CrowdTaskStatus.PUBLISHED, question_id__in=open_questions)
+        .exclude(question__assignments__annotator=worker)
+        .order_by("pk")
+    )
+    for task in tasks[:50]:
+        try:
+            return crowd_assignment_enter(
+                provider=batch.provider,
+                external_id=f"{batch.pk}:{task.pk}:{worker.external_id}",
+                batch=batch,
+                task=task,
+                worker=worker,
+                lease_seconds=platform.lease_seconds(batch=batch),
+            )
+        except UserError:
+            continue  # filled up meanwhile
+    return None

@@ -3,7 +3,8 @@ import pytest
 from botocore.stub import Stubber
 
 from annotation.services.assignment import annotation_open
-from crowd import mturk_client
+from crowd.providers import mturk_client
+from crowd.providers.mturk import MTurkProvider
 from crowd.services import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
@@ -41,10 +42,17 @@ def mturk(monkeypatch):
         aws_secret_access_key="secret-for-tests",
     )
     stubber = Stubber(client)
+    # What the tests cannot hand a client to (admin pages, jobs, the dashboard) gets this one too.
     monkeypatch.setattr(mturk_client, "client_create", lambda *, production: client)
     with stubber:
         yield stubber
         stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def mturk_provider(mturk) -> MTurkProvider:
+    """The MTurk provider on the Stubber's client, which the tests hand to the services."""
+    return MTurkProvider(client=mturk.client, sleep=lambda s: None)
 
 
 @pytest.fixture

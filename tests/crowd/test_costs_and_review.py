@@ -12,8 +12,9 @@ from core.services.jobs import job_create
 from crowd.costs import crowd_cost_estimate
 from crowd.job_params import CrowdSyncParams
 from crowd.models import CrowdAssignment
+from crowd.providers.mturk_entry import mturk_enter
 from crowd.services import crowd_batch_create, crowd_review_suggestions
-from crowd.work import crowd_unit_submit, mturk_enter
+from crowd.work import crowd_unit_submit
 from tests.factories import DatasetFactory
 
 from .conftest import assignment_id, hit_id
@@ -88,8 +89,8 @@ def test_a_failed_attention_check_suggests_rejection_with_feedback(published_tas
 def test_the_sync_job_runs_the_provider_and_records_its_report(
     published_tasks, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from crowd import mturk
-    from crowd.base import SyncReport
+    from crowd.providers import mturk
+    from crowd.providers.base import SyncReport
 
     monkeypatch.setattr(mturk.MTurkProvider, "__init__", lambda self, **kw: None)
     monkeypatch.setattr(mturk.MTurkProvider, "sync", lambda self, *, batch: SyncReport(tasks=2, seen=0))
@@ -126,7 +127,7 @@ def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
 
 def test_a_rating_dataset_is_described_to_mturk_workers_as_1_to_5(dataset):
     from annotation.models import DatasetTask
-    from crowd.mturk import mturk_settings
+    from crowd.providers.mturk_settings import mturk_settings
 
     # given a batch on a dataset of generated responses to rate
     dataset.task = DatasetTask.RATE
@@ -137,6 +138,6 @@ def test_a_rating_dataset_is_described_to_mturk_workers_as_1_to_5(dataset):
 
 
 def test_a_selection_dataset_keeps_the_0_to_5_description(dataset):
-    from crowd.mturk import mturk_settings
+    from crowd.providers.mturk_settings import mturk_settings
 
     assert "from 0 to 5" in mturk_settings(batch_for(dataset))["description"]

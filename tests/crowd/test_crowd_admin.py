@@ -10,8 +10,9 @@ from annotation.services.submission import Answer
 from core.models import Job
 from crowd.job_params import CrowdPublishParams
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus
+from crowd.providers.mturk_entry import mturk_enter
 from crowd.services import crowd_batch_create
-from crowd.work import crowd_unit_submit, mturk_enter
+from crowd.work import crowd_unit_submit
 
 from .conftest import assignment_id, hit_id
 
@@ -61,7 +62,7 @@ def test_a_production_batch_needs_the_confirmation_box(admin_client, dataset):
 
 
 def test_the_review_page_suggests_and_applies_decisions(admin_client, published_tasks, monkeypatch):
-    from crowd import mturk
+    from crowd.providers import mturk
 
     calls = []
     monkeypatch.setattr(mturk.MTurkProvider, "__init__", lambda self, **kw: None)
@@ -75,7 +76,7 @@ def test_the_review_page_suggests_and_applies_decisions(admin_client, published_
 
 
 def test_a_bonus_from_the_admin_is_recorded_once(admin_client, published_tasks, monkeypatch):
-    from crowd import mturk
+    from crowd.providers import mturk
 
     monkeypatch.setattr(mturk.MTurkProvider, "__init__", lambda self, **kw: None)
     monkeypatch.setattr(mturk.MTurkProvider, "bonus", lambda self, **kw: None)

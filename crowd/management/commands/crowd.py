@@ -6,8 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Dataset
 from core.commands import format_report, job_run_here
 from core.errors import UserError
+from crowd.costs import crowd_cost_estimate
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
+from crowd.links import link_approvals_import
 from crowd.models import CrowdBatch, CrowdProvider
+from crowd.services import crowd_batch_create, crowd_batch_expire, crowd_batch_status
 
 
 class Command(BaseCommand):
@@ -38,10 +41,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def _run(self, o) -> dict:
-        from crowd.costs import crowd_cost_estimate
-        from crowd.link import link_approvals_import
-        from crowd.services import crowd_batch_create, crowd_batch_expire, crowd_batch_status
-
         action = o["action"]
         if action == "create":
             dataset = Dataset.objects.filter(name=o["dataset"]).first()
