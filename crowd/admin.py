@@ -15,25 +15,14 @@ from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
-from crowd.costs import crowd_balance, crowd_cost_estimate
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
-from crowd.links import link_approvals_import
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdTask
 from crowd.providers.link import link_url
 from crowd.providers.registry import provider_for
-from crowd.services import (
-    crowd_assignment_review,
-    crowd_batch_create,
-    crowd_batch_dispose,
-    crowd_batch_expire,
-    crowd_batch_status,
-    crowd_batch_update,
-    crowd_bonus_send,
-    crowd_review_suggestions,
-    crowd_worker_block,
-    crowd_worker_unblock,
-    crowd_workers_notify,
-)
+from crowd.selectors import crowd_balance, crowd_batch_status, crowd_cost_estimate, crowd_review_suggestions
+from crowd.services.batches import crowd_batch_create, crowd_batch_dispose, crowd_batch_expire, crowd_batch_update
+from crowd.services.review import crowd_assignment_review, crowd_bonus_send, crowd_workers_notify, link_approvals_import
+from crowd.services.workers import crowd_worker_block, crowd_worker_unblock
 
 
 class PublishForm(forms.Form):

@@ -7,6 +7,6 @@ from celery import shared_task
 def crowd_sync_due_job() -> None:
     """Celery beat's periodic crowd sync (settings.CELERY_BEAT_SCHEDULE): one sync job per
     published batch without one in flight."""
-    from crowd.services import crowd_sync_due
+    from crowd.services.batches import crowd_sync_due
 
     crowd_sync_due()

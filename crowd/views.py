@@ -16,11 +16,11 @@ from django.views.decorators.http import require_http_methods
 from annotation.models import Annotator, AssignmentStatus
 from annotation.views.unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
 from core.errors import UserError
-from crowd.links import link_batch, link_done, link_progress
 from crowd.providers.link import link_token
 from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
 from crowd.providers.registry import provider_for
-from crowd.work import crowd_unit_submit, link_unit_next, link_worker_ensure, unit_from_token, unit_token
+from crowd.selectors import link_batch, link_done, link_progress, unit_from_token, unit_token
+from crowd.services.work import crowd_unit_submit, link_unit_next, link_worker_ensure
 
 _SESSION_KEY = "crowd_assignments"
 

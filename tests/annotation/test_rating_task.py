@@ -309,7 +309,7 @@ def test_imported_scores_of_0_are_refused_for_a_rating_dataset(db, write_file):
 
 def test_the_crowd_page_shows_the_1_to_5_scale(client, db, settings):
     from crowd.providers.link import link_token
-    from crowd.services import crowd_batch_create, crowd_batch_publish
+    from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 
     settings.WELLCHOSEN_PUBLIC_URL = "https://wellchosen.example.org"
     dataset = rating_dataset()

@@ -8,7 +8,7 @@ import pytest
 from annotation.models import Score
 from annotation.services.assignment import annotation_open
 from crowd.models import CrowdAssignment
-from crowd.services import crowd_batch_create
+from crowd.services.batches import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
 
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)

@@ -67,7 +67,7 @@ class FakeMTurk:
 @pytest.fixture
 def hit(live_server, settings):
     """A published HIT for one unit; the stand-in MTurk is an allowed submit origin."""
-    from crowd.services import crowd_batch_create
+    from crowd.services.batches import crowd_batch_create
 
     dataset = DatasetFactory(
         name="mturk-browser", adaptive_stopping=False, attention_check_rate=0, annotators_per_item=2

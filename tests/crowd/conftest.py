@@ -5,7 +5,7 @@ from botocore.stub import Stubber
 from annotation.services.assignment import annotation_open
 from crowd.providers import mturk_client
 from crowd.providers.mturk import MTurkProvider
-from crowd.services import crowd_batch_create
+from crowd.services.batches import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 PUBLIC_URL = "https://wellchosen.example.org"

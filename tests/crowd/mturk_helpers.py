@@ -8,8 +8,8 @@ from crowd.models import CrowdAssignment, CrowdTask
 from crowd.providers.mturk import MTurkProvider
 from crowd.providers.mturk_client import external_question_xml
 from crowd.providers.mturk_entry import mturk_enter
-from crowd.services import crowd_batch_publish
-from crowd.work import crowd_unit_submit
+from crowd.services.batches import crowd_batch_publish
+from crowd.services.work import crowd_unit_submit
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 

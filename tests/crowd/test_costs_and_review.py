@@ -9,12 +9,12 @@ from annotation.services.submission import Answer
 from core.errors import UserError
 from core.models import Job
 from core.services.jobs import job_create
-from crowd.costs import crowd_cost_estimate
 from crowd.job_params import CrowdSyncParams
 from crowd.models import CrowdAssignment
 from crowd.providers.mturk_entry import mturk_enter
-from crowd.services import crowd_batch_create, crowd_review_suggestions
-from crowd.work import crowd_unit_submit
+from crowd.selectors import crowd_cost_estimate, crowd_review_suggestions
+from crowd.services.batches import crowd_batch_create
+from crowd.services.work import crowd_unit_submit
 from tests.factories import DatasetFactory
 
 from .conftest import assignment_id, hit_id
@@ -102,7 +102,7 @@ def test_the_sync_job_runs_the_provider_and_records_its_report(
 
 
 def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
-    from crowd.services import crowd_batch_status
+    from crowd.selectors import crowd_batch_status
 
     mturk_enter(hit_id=hit_id(1), assignment_id=assignment_id(1), worker_id="AW1", submit_to="https://www.mturk.com")
     status = crowd_batch_status(batch=published_tasks[0].batch)
@@ -112,7 +112,8 @@ def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
 def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
     from annotation.models import Annotator
     from crowd.models import CrowdAssignment
-    from crowd.services import crowd_batch_publish, crowd_bonus_send
+    from crowd.services.batches import crowd_batch_publish
+    from crowd.services.review import crowd_bonus_send
 
     batch = crowd_batch_create(dataset=dataset, provider="internal", name="in-house")
     assert crowd_batch_publish(batch=batch) == 2  # nothing goes to a platform

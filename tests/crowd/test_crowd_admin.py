@@ -11,8 +11,8 @@ from core.models import Job
 from crowd.job_params import CrowdPublishParams
 from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus
 from crowd.providers.mturk_entry import mturk_enter
-from crowd.services import crowd_batch_create
-from crowd.work import crowd_unit_submit
+from crowd.services.batches import crowd_batch_create
+from crowd.services.work import crowd_unit_submit
 
 from .conftest import assignment_id, hit_id
 
@@ -237,7 +237,7 @@ def test_changing_a_draft_batch_to_bad_mturk_settings_is_refused_in_the_form(adm
 
 def test_a_published_batch_keeps_its_provider(published_tasks):
     from core.errors import UserError
-    from crowd.services import crowd_batch_update
+    from crowd.services.batches import crowd_batch_update
 
     batch = published_tasks[0].batch
     with pytest.raises(UserError, match="keeps its dataset, provider and production switch"):

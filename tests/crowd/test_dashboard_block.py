@@ -8,8 +8,8 @@ from annotation.models import Annotator
 from annotation.services.submission import Answer
 from crowd.models import CrowdAssignment
 from crowd.providers.mturk_entry import mturk_enter
-from crowd.services import crowd_batch_create
-from crowd.work import crowd_unit_submit
+from crowd.services.batches import crowd_batch_create
+from crowd.services.work import crowd_unit_submit
 
 from .conftest import assignment_id, hit_id
 

@@ -8,10 +8,10 @@ from django.urls import reverse
 
 from annotation.models import Annotator, Score
 from core.errors import ImportFileError
-from crowd.links import link_approvals_import
 from crowd.models import CrowdAssignment
 from crowd.providers.link import link_token, link_url
-from crowd.services import crowd_batch_create, crowd_batch_publish
+from crowd.services.batches import crowd_batch_create, crowd_batch_publish
+from crowd.services.review import link_approvals_import
 
 
 @pytest.fixture

@@ -10,10 +10,7 @@ from crowd.providers import mturk_client
 from crowd.providers.mturk import MTurkProvider
 from crowd.providers.mturk_client import request_token
 from crowd.providers.mturk_entry import mturk_enter
-from crowd.services import (
-    crowd_batch_publish,
-    crowd_batch_sync,
-)
+from crowd.services.batches import crowd_batch_publish, crowd_batch_sync
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 from .mturk_helpers import (
@@ -174,7 +171,7 @@ def test_request_tokens_stay_within_64_characters_and_are_stable():
 
 
 def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, dataset):
-    from crowd.services import crowd_batch_create
+    from crowd.services.batches import crowd_batch_create
 
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="fresh", settings={"locales": []})
     mturk.add_response(
@@ -196,7 +193,7 @@ def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, data
 
 def test_html_question_is_an_option(mturk, dataset, mturk_provider):
     from crowd.providers.mturk_client import html_question_xml
-    from crowd.services import crowd_batch_create
+    from crowd.services.batches import crowd_batch_create
 
     batch = crowd_batch_create(
         dataset=dataset,

@@ -9,12 +9,9 @@ from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdBonus, CrowdTask
 from crowd.providers.mturk import MTurkProvider
 from crowd.providers.mturk_client import request_token
-from crowd.services import (
-    crowd_assignment_review,
-    crowd_batch_expire,
-    crowd_bonus_send,
-    crowd_worker_block,
-)
+from crowd.services.batches import crowd_batch_expire
+from crowd.services.review import crowd_assignment_review, crowd_bonus_send
+from crowd.services.workers import crowd_worker_block
 
 from .conftest import assignment_id, hit_id
 from .mturk_helpers import (
@@ -161,7 +158,7 @@ def test_the_account_balance_is_read(mturk, mturk_batch):
 def test_auto_approval_and_disposal_deadlines_are_warned_about(mturk, mturk_batch):
     from django.utils import timezone
 
-    from crowd.services import crowd_batch_warnings
+    from crowd.selectors import crowd_batch_warnings
 
     first, _ = publish(mturk, mturk_batch)
     ca = work(first, "AW1", 1)
@@ -176,7 +173,8 @@ def test_auto_approval_and_disposal_deadlines_are_warned_about(mturk, mturk_batc
 
 def test_a_hard_block_and_unblock_use_worker_blocks(mturk, dataset, mturk_provider):
     from annotation.models import Annotator
-    from crowd.services import crowd_batch_create, crowd_worker_unblock
+    from crowd.services.batches import crowd_batch_create
+    from crowd.services.workers import crowd_worker_unblock
 
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="hard", settings={"block": "hard"})
     worker = Annotator.objects.create(provider="mturk", external_id="AW9")

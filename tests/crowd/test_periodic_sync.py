@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from core.models import Job, JobStatus
 from crowd.job_params import CrowdSyncParams
-from crowd.services import crowd_batch_create
+from crowd.services.batches import crowd_batch_create
 from crowd.tasks import crowd_sync_due_job
 
 

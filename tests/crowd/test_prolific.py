@@ -10,14 +10,8 @@ from annotation.models import Score
 from crowd.models import CrowdAssignment
 from crowd.providers.link import link_token
 from crowd.providers.prolific import ProlificApi, ProlificProvider
-from crowd.services import (
-    crowd_assignment_review,
-    crowd_batch_create,
-    crowd_batch_expire,
-    crowd_batch_publish,
-    crowd_batch_sync,
-    crowd_bonus_send,
-)
+from crowd.services.batches import crowd_batch_create, crowd_batch_expire, crowd_batch_publish, crowd_batch_sync
+from crowd.services.review import crowd_assignment_review, crowd_bonus_send
 
 from .prolific_double import TOKEN, ProlificDouble
 

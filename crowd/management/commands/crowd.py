@@ -6,11 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Dataset
 from core.commands import format_report, job_run_here
 from core.errors import UserError
-from crowd.costs import crowd_cost_estimate
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
-from crowd.links import link_approvals_import
 from crowd.models import CrowdBatch, CrowdProvider
-from crowd.services import crowd_batch_create, crowd_batch_expire, crowd_batch_status
+from crowd.selectors import crowd_batch_status, crowd_cost_estimate
+from crowd.services.batches import crowd_batch_create, crowd_batch_expire
+from crowd.services.review import link_approvals_import
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from core.models import Job
 from core.services.jobs import JobProgress
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
 from crowd.models import CrowdBatch
-from crowd.services import crowd_batch_publish, crowd_batch_sync
+from crowd.services.batches import crowd_batch_publish, crowd_batch_sync
 
 
 def publish_crowd_batch(params: CrowdPublishParams, job: Job, progress: JobProgress) -> dict:

@@ -4,10 +4,9 @@ where the platform has one, its form).
 
 Crowd workers are Annotator rows of their provider with no Django user; they are identified by
 the provider's parameters, checked against the published tasks, and the page they work on is
-bound to their session by a signed token.
+bound to their session by a signed token (crowd.selectors.unit_token).
 """
 
-from django.core import signing
 from django.utils import timezone
 
 from annotation.models import Annotator, AssignmentStatus, QuestionWork
@@ -17,29 +16,6 @@ from crowd.models import CrowdAssignment, CrowdBatch, CrowdBatchStatus, CrowdTas
 from crowd.providers.entry import crowd_assignment_enter
 from crowd.providers.link import WORKER_ID
 from crowd.providers.registry import provider_for
-
-_SALT = "wellchosen.crowd.unit"
-
-
-def unit_token(*, crowd_assignment: CrowdAssignment) -> str:
-    """Signed id of the worker's crowd assignment: the capability their page submits with (MTurk
-    frames our page on another site, where the browser may withhold our session cookie)."""
-    return signing.dumps({"ca": crowd_assignment.pk, "w": crowd_assignment.worker_id}, salt=_SALT)
-
-
-def unit_from_token(*, token: str, max_age_seconds: int = 7 * 86400) -> CrowdAssignment:
-    try:
-        data = signing.loads(token, salt=_SALT, max_age=max_age_seconds)
-    except signing.BadSignature as exc:
-        raise UserError("this work link is not valid (or has expired)") from exc
-    ca = (
-        CrowdAssignment.objects.select_related("assignment__question__dataset", "worker", "batch", "task")
-        .filter(pk=data.get("ca"), worker_id=data.get("w"))
-        .first()
-    )
-    if ca is None or ca.assignment is None:
-        raise UserError("this work link is not valid")
-    return ca
 
 
 def crowd_unit_submit(
