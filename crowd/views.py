@@ -18,7 +18,7 @@ from annotation.views.unit_page import int_or_none, unit_answers, unit_form_cont
 from core.errors import UserError
 from crowd.providers.link import link_token
 from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
-from crowd.providers.registry import provider_for
+from crowd.providers.registry import provider_class, provider_for
 from crowd.selectors import link_batch, link_done, link_progress, unit_from_token, unit_token
 from crowd.services.work import crowd_unit_submit, link_unit_next, link_worker_ensure
 
@@ -83,7 +83,7 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
         )
     except UserError as exc:
         return _unit_page(request, ca, error=str(exc), given=given, status=400)
-    if provider_for(batch=ca.batch).hands_in_on_platform:
+    if provider_class(ca.provider).hands_in_on_platform:
         return _submit_page(request, ca, answers_encode(answers))
     return redirect("crowd-link-next", token=link_token(batch=ca.batch))
 
@@ -96,10 +96,10 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
         **unit_form_context(assignment=assignment, error=error, given=given),
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
-        "progress": link_progress(batch=ca.batch, worker=ca.worker)
-        if provider_for(batch=ca.batch).enters_by_link
-        else None,
+        "progress": None,
     }
+    if provider_class(ca.provider).enters_by_link:  # "unit n of N" through the batch's link
+        context["progress"] = link_progress(batch=ca.batch, worker=ca.worker)
     return _framable(render(request, "crowd/unit.html", context, status=status))
 
 
