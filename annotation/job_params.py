@@ -63,21 +63,3 @@ class QualityRefreshParams(JobParams):
     label: ClassVar[str] = "refresh quality and agreement"
 
     dataset_id: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class CrowdPublishParams(JobParams):
-    kind: ClassVar[str] = "crowd_publish"
-    label: ClassVar[str] = "publish a crowd batch"
-
-    batch_id: int
-    confirm_production: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class CrowdSyncParams(JobParams):
-    kind: ClassVar[str] = "crowd_sync"
-    label: ClassVar[str] = "sync a crowd batch"
-
-    batch_id: int
-    periodic: bool = False  # started by Celery beat, not by a researcher

@@ -8,5 +8,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("evaluation.urls")),
     path("", include("annotation.urls")),
+    path("", include("crowd.urls")),
     path("", include("core.urls")),
 ]

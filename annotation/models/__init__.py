@@ -7,17 +7,6 @@ from .assignment import (
     QuestionWork,
 )
 from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
-from .crowd import (
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdBatchStatus,
-    CrowdBonus,
-    CrowdBonusStatus,
-    CrowdProvider,
-    CrowdTask,
-    CrowdTaskStatus,
-)
 from .repository import Repository, Utterance
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
 from .testset import TestSet, TestSetCandidate, TestSetQuestion
@@ -34,15 +23,6 @@ __all__ = [
     "Candidate",
     "CandidateSource",
     "Context",
-    "CrowdAssignment",
-    "CrowdAssignmentStatus",
-    "CrowdBatch",
-    "CrowdBatchStatus",
-    "CrowdBonus",
-    "CrowdBonusStatus",
-    "CrowdProvider",
-    "CrowdTask",
-    "CrowdTaskStatus",
     "Dataset",
     "DatasetTask",
     "FilterRules",

@@ -4,14 +4,12 @@ from pathlib import Path
 
 from annotation.job_params import (
     BuildTestsetParams,
-    CrowdPublishParams,
-    CrowdSyncParams,
     ImportDialoguesParams,
     ImportScoresParams,
     ImportTestsetParams,
     QualityRefreshParams,
 )
-from annotation.models import CrowdBatch, Dataset
+from annotation.models import Dataset
 from core.models import Job
 from core.services.jobs import JobProgress
 
@@ -69,28 +67,10 @@ def refresh_quality(params: QualityRefreshParams, job: Job, progress: JobProgres
     }
 
 
-def publish_crowd_batch(params: CrowdPublishParams, job: Job, progress: JobProgress) -> dict:
-    from annotation.crowd.services import crowd_batch_publish
-
-    batch = CrowdBatch.objects.select_related("dataset").get(pk=params.batch_id)
-    published = crowd_batch_publish(batch=batch, confirm_production=params.confirm_production)
-    return {"batch": batch.name, "published_tasks": published}
-
-
-def sync_crowd_batch(params: CrowdSyncParams, job: Job, progress: JobProgress) -> dict:
-    from annotation.crowd.services import crowd_batch_sync
-
-    batch = CrowdBatch.objects.select_related("dataset").get(pk=params.batch_id)
-    report = crowd_batch_sync(batch=batch)
-    return {"batch": batch.name, **report.as_dict()}
-
-
 HANDLERS = {
     ImportDialoguesParams: import_dialogues,
     ImportTestsetParams: import_testset,
     ImportScoresParams: import_scores,
     BuildTestsetParams: build_testset,
     QualityRefreshParams: refresh_quality,
-    CrowdPublishParams: publish_crowd_batch,
-    CrowdSyncParams: sync_crowd_batch,
 }

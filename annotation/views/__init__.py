@@ -1,5 +1,4 @@
 from .annotate import annotate_next, annotate_pause, annotate_unit
-from .crowd import crowd_link, crowd_link_next, crowd_mturk, crowd_unit
 from .dashboard import (
     dashboard_block,
     dashboard_dataset,
@@ -15,10 +14,6 @@ __all__ = [
     "annotate_next",
     "annotate_pause",
     "annotate_unit",
-    "crowd_link",
-    "crowd_link_next",
-    "crowd_mturk",
-    "crowd_unit",
     "dashboard_block",
     "dashboard_dataset",
     "dashboard_index",

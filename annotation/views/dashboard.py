@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.crowd.services import crowd_worker_block_everywhere
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
 from annotation.selectors import dataset_progress, overall_agreement
+from annotation.services.annotators_admin import annotator_block_everywhere
 from annotation.services.assignment import annotation_open
 from annotation.services.invitations import (
     MIN_PASSWORD_LENGTH,
@@ -93,12 +93,12 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
 @staff_member_required
 @require_POST
 def dashboard_block(request: HttpRequest, name: str, annotator_id: int) -> HttpResponse:
-    """Block or unblock here; a crowd worker (MTurk, Prolific) also on their platform, for every
-    batch they worked in (annotation.crowd.services.crowd_worker_block_everywhere)."""
+    """Block or unblock here and on every platform the annotator works on (a crowd worker: the
+    platform of every batch they worked in, through the block the crowd app registers)."""
     annotator = get_object_or_404(Annotator, pk=annotator_id)
     block = request.POST.get("action") != "unblock"
-    report = crowd_worker_block_everywhere(
-        worker=annotator,
+    report = annotator_block_everywhere(
+        annotator=annotator,
         block=block,
         reason="quality control" if block else "unblocked by the researcher",
         exclude_scores=request.POST.get("exclude") == "1",

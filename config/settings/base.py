@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "core",
     "annotation",
+    "crowd",
     "retrieval",
     "evaluation",
 ]
@@ -205,7 +206,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 if WELLCHOSEN_CROWD_SYNC_SECONDS > 0:
     CELERY_BEAT_SCHEDULE["crowd-sync"] = {
-        "task": "annotation.tasks.crowd_sync_due_job",
+        "task": "crowd.tasks.crowd_sync_due_job",
         "schedule": float(WELLCHOSEN_CROWD_SYNC_SECONDS),
         "options": {"expires": float(WELLCHOSEN_CROWD_SYNC_SECONDS)},
     }

@@ -7,14 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import (
-    Annotator,
-    Assignment,
-    CandidateSource,
-    DatasetMembership,
-    DatasetTask,
-    Score,
-)
+from annotation.models import Annotator, Assignment, CandidateSource, DatasetMembership, DatasetTask, Score
 from annotation.selectors import filter_rules_current, question_open_candidates
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.quality import _histogram_svg, quality_refresh
@@ -315,8 +308,8 @@ def test_imported_scores_of_0_are_refused_for_a_rating_dataset(db, write_file):
 
 
 def test_the_crowd_page_shows_the_1_to_5_scale(client, db, settings):
-    from annotation.crowd.link import link_token
-    from annotation.crowd.services import crowd_batch_create, crowd_batch_publish
+    from crowd.providers.link import link_token
+    from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 
     settings.WELLCHOSEN_PUBLIC_URL = "https://wellchosen.example.org"
     dataset = rating_dataset()

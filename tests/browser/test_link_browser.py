@@ -5,9 +5,10 @@ admin and the worker's assignments are approved."""
 
 import pytest
 
-from annotation.crowd.services import crowd_batch_create
-from annotation.models import CrowdAssignment, Score
+from annotation.models import Score
 from annotation.services.assignment import annotation_open
+from crowd.models import CrowdAssignment
+from crowd.services.batches import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
 
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
@@ -35,10 +36,10 @@ def test_a_link_batch_runs_end_to_end_in_the_browser(browser, link_study):  # no
     base, batch = link_study
     # the researcher publishes the batch from its plan page and reads the worker link there
     boss = log_in(browser, base, "boss")
-    boss.goto(f"{base}/admin/annotation/crowdbatch/{batch.pk}/plan/")
+    boss.goto(f"{base}/admin/crowd/crowdbatch/{batch.pk}/plan/")
     with boss.expect_navigation():
         boss.click("input[type=submit][value=Publish]")
-    boss.goto(f"{base}/admin/annotation/crowdbatch/{batch.pk}/plan/")
+    boss.goto(f"{base}/admin/crowd/crowdbatch/{batch.pk}/plan/")
     link = boss.input_value("#link-url")
     batch.refresh_from_db()
     assert batch.status == "published" and link.startswith(f"{base}/crowd/l/")
@@ -67,7 +68,7 @@ def test_a_link_batch_runs_end_to_end_in_the_browser(browser, link_study):  # no
     assert len(refs) == 2 and {s.assignment_ref for s in scores} == refs
 
     # the researcher uploads the platform's approvals CSV on the batch's approvals page
-    boss.goto(f"{base}/admin/annotation/crowdbatch/{batch.pk}/plan/")
+    boss.goto(f"{base}/admin/crowd/crowdbatch/{batch.pk}/plan/")
     boss.click("text=import approvals CSV")
     boss.set_input_files(
         "input[type=file]",

@@ -9,8 +9,9 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 
-from annotation.models import CrowdTask, Score
+from annotation.models import Score
 from annotation.services.assignment import annotation_open
+from crowd.models import CrowdTask
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 from .test_annotator_browser import SCREENSHOTS, browser  # noqa: F401  (the chromium fixture)
@@ -66,7 +67,7 @@ class FakeMTurk:
 @pytest.fixture
 def hit(live_server, settings):
     """A published HIT for one unit; the stand-in MTurk is an allowed submit origin."""
-    from annotation.crowd.services import crowd_batch_create
+    from crowd.services.batches import crowd_batch_create
 
     dataset = DatasetFactory(
         name="mturk-browser", adaptive_stopping=False, attention_check_rate=0, annotators_per_item=2

@@ -1,4 +1,4 @@
-"""A database made by the code before the core app and the moved models migrates forward intact.
+"""A database made by the code before the core and crowd apps and their moved models migrates forward intact.
 
 The code of that commit (the parent of the commit that added core's first migration) is taken
 from git, makes a database and fills it (demo data, jobs run by its commands, candidates citing
@@ -23,7 +23,7 @@ MOVE_MIGRATION = "core/migrations/0001_initial.py"
 # Run by the old code (`manage.py shell -c`): rows that point at the moved models from every app.
 SEED = """
 from django.contrib.auth.models import Permission, User
-from annotation.models import Candidate, CandidateSource, Question, TestSet, Job
+from annotation.models import Candidate, CandidateSource, CrowdBatch, CrowdTask, Question, TestSet, Job
 from retrieval.models import QuestionRetrieval, Repository, RetrievalIndex, Utterance
 from evaluation.models import Campaign, Evaluation, Generation, System
 
@@ -41,9 +41,13 @@ testset = TestSet.objects.get()
 Evaluation.objects.create(testset=testset, system=system, job=job)
 Generation.objects.create(system=system, dataset=testset.dataset, job=job)
 Campaign.objects.create(name="c1", testset=testset, repository=repository, job=job)
+question = Question.objects.filter(dataset__name="demo-dialogues").order_by("id").first()
+batch = CrowdBatch.objects.create(dataset=question.dataset, name="pilot", provider="link")
+CrowdTask.objects.create(batch=batch, question=question, provider="link", max_assignments=3)
 user = User.objects.create_user("reader", password="x")
 user.user_permissions.add(
     Permission.objects.get(content_type__app_label="annotation", codename="view_job"),
+    Permission.objects.get(content_type__app_label="annotation", codename="view_crowdbatch"),
     Permission.objects.get(content_type__app_label="retrieval", codename="view_repository"),
     Permission.objects.get(content_type__app_label="retrieval", codename="view_utterance"),
 )
@@ -56,6 +60,7 @@ import json
 from django.contrib.auth.models import User
 from annotation.models import Candidate, Repository
 from core.models import Job
+from crowd.models import CrowdBatch
 from evaluation.models import Campaign
 from retrieval.models import QuestionRetrieval
 
@@ -69,6 +74,7 @@ print(json.dumps({
     "campaign": [Campaign.objects.get().repository.name, Campaign.objects.get().job.kind],
     "utterances": Repository.objects.get(name="demo-subtitles").utterances.count(),
     "perms": sorted(p for p in user.get_all_permissions()),
+    "crowd": [(b.name, b.dataset.name, b.tasks.count()) for b in CrowdBatch.objects.all()],
 }))
 """
 
@@ -185,6 +191,8 @@ def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_in
     assert seen["pool_jobs"] == ["build_indexes"] and seen["campaign"] == ["demo-subtitles", "build_indexes"]
     assert seen["utterances"] == before["retrieval_utterance"][0]
     assert {"core.view_job", "annotation.view_repository", "annotation.view_utterance"} <= set(seen["perms"])
+    assert "crowd.view_crowdbatch" in seen["perms"]
+    assert seen["crowd"] == [["pilot", "demo-dialogues", 1]]
     # and nothing is left for makemigrations, and a job of the current code runs on it
     manage(PROJECT_ROOT, database_url, data, "makemigrations", "--check", "--dry-run")
     report = json.loads(

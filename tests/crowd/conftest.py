@@ -2,9 +2,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from annotation.crowd import mturk_client
-from annotation.crowd.services import crowd_batch_create
 from annotation.services.assignment import annotation_open
+from crowd.providers import mturk_client
+from crowd.providers.mturk import MTurkProvider
+from crowd.services.batches import crowd_batch_create
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 PUBLIC_URL = "https://wellchosen.example.org"
@@ -41,10 +42,17 @@ def mturk(monkeypatch):
         aws_secret_access_key="secret-for-tests",
     )
     stubber = Stubber(client)
+    # What the tests cannot hand a client to (admin pages, jobs, the dashboard) gets this one too.
     monkeypatch.setattr(mturk_client, "client_create", lambda *, production: client)
     with stubber:
         yield stubber
         stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def mturk_provider(mturk) -> MTurkProvider:
+    """The MTurk provider on the Stubber's client, which the tests hand to the services."""
+    return MTurkProvider(client=mturk.client, sleep=lambda s: None)
 
 
 @pytest.fixture
@@ -74,7 +82,8 @@ def mturk_batch(dataset):
 @pytest.fixture
 def published_tasks(mturk_batch):
     """The batch's tasks as if MTurk had accepted them (HITs 1 and 2)."""
-    from annotation.models import CrowdTask, QuestionWork
+    from annotation.models import QuestionWork
+    from crowd.models import CrowdTask
 
     tasks = []
     for n, work in enumerate(QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id"), 1):

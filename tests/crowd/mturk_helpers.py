@@ -3,11 +3,13 @@ score units through our ExternalQuestion services."""
 
 from datetime import UTC, datetime
 
-from annotation.crowd.mturk_client import external_question_xml
-from annotation.crowd.services import crowd_batch_publish
-from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import CrowdAssignment, CrowdTask
 from annotation.services.submission import Answer
+from crowd.models import CrowdAssignment, CrowdTask
+from crowd.providers.mturk import MTurkProvider
+from crowd.providers.mturk_client import external_question_xml
+from crowd.providers.mturk_entry import mturk_enter
+from crowd.services.batches import crowd_batch_publish
+from crowd.services.work import crowd_unit_submit
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 
@@ -58,7 +60,7 @@ def publish(mturk, batch) -> list[CrowdTask]:
     tasks = tasks_after_create(batch)
     for n, task in enumerate(tasks, start=1):
         mturk.add_response("create_hit_with_hit_type", hit(n), hit_params(task))
-    crowd_batch_publish(batch=batch, sleep=lambda s: None)
+    crowd_batch_publish(batch=batch, provider=MTurkProvider(client=mturk.client, sleep=lambda s: None))
     return list(batch.tasks.order_by("pk"))
 
 

@@ -4,15 +4,17 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.crowd.costs import crowd_cost_estimate
-from annotation.crowd.services import crowd_batch_create, crowd_review_suggestions
-from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.job_params import CrowdSyncParams
-from annotation.models import Assignment, CrowdAssignment
+from annotation.models import Assignment
 from annotation.services.submission import Answer
 from core.errors import UserError
 from core.models import Job
 from core.services.jobs import job_create
+from crowd.job_params import CrowdSyncParams
+from crowd.models import CrowdAssignment
+from crowd.providers.mturk_entry import mturk_enter
+from crowd.selectors import crowd_cost_estimate, crowd_review_suggestions
+from crowd.services.batches import crowd_batch_create
+from crowd.services.work import crowd_unit_submit
 from tests.factories import DatasetFactory
 
 from .conftest import assignment_id, hit_id
@@ -87,8 +89,8 @@ def test_a_failed_attention_check_suggests_rejection_with_feedback(published_tas
 def test_the_sync_job_runs_the_provider_and_records_its_report(
     published_tasks, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from annotation.crowd import mturk
-    from annotation.crowd.base import SyncReport
+    from crowd.providers import mturk
+    from crowd.providers.base import SyncReport
 
     monkeypatch.setattr(mturk.MTurkProvider, "__init__", lambda self, **kw: None)
     monkeypatch.setattr(mturk.MTurkProvider, "sync", lambda self, *, batch: SyncReport(tasks=2, seen=0))
@@ -100,7 +102,7 @@ def test_the_sync_job_runs_the_provider_and_records_its_report(
 
 
 def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
-    from annotation.crowd.services import crowd_batch_status
+    from crowd.selectors import crowd_batch_status
 
     mturk_enter(hit_id=hit_id(1), assignment_id=assignment_id(1), worker_id="AW1", submit_to="https://www.mturk.com")
     status = crowd_batch_status(batch=published_tasks[0].batch)
@@ -108,8 +110,10 @@ def test_batch_status_counts_tasks_and_assignments_by_status(published_tasks):
 
 
 def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
-    from annotation.crowd.services import crowd_batch_publish, crowd_bonus_send
-    from annotation.models import Annotator, CrowdAssignment
+    from annotation.models import Annotator
+    from crowd.models import CrowdAssignment
+    from crowd.services.batches import crowd_batch_publish
+    from crowd.services.review import crowd_bonus_send
 
     batch = crowd_batch_create(dataset=dataset, provider="internal", name="in-house")
     assert crowd_batch_publish(batch=batch) == 2  # nothing goes to a platform
@@ -123,8 +127,8 @@ def test_an_internal_batch_opens_its_units_and_pays_no_bonus(dataset):
 
 
 def test_a_rating_dataset_is_described_to_mturk_workers_as_1_to_5(dataset):
-    from annotation.crowd.mturk import mturk_settings
     from annotation.models import DatasetTask
+    from crowd.providers.mturk_settings import mturk_settings
 
     # given a batch on a dataset of generated responses to rate
     dataset.task = DatasetTask.RATE
@@ -135,6 +139,6 @@ def test_a_rating_dataset_is_described_to_mturk_workers_as_1_to_5(dataset):
 
 
 def test_a_selection_dataset_keeps_the_0_to_5_description(dataset):
-    from annotation.crowd.mturk import mturk_settings
+    from crowd.providers.mturk_settings import mturk_settings
 
     assert "from 0 to 5" in mturk_settings(batch_for(dataset))["description"]

@@ -5,8 +5,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import CrowdBatch
 from core.models import Job
+from crowd.models import CrowdBatch
 
 
 def run(*args) -> dict:

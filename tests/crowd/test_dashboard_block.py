@@ -4,10 +4,12 @@ platform of every batch they worked in; what happened is in the message."""
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from annotation.crowd.services import crowd_batch_create
-from annotation.crowd.work import crowd_unit_submit, mturk_enter
-from annotation.models import Annotator, CrowdAssignment
+from annotation.models import Annotator
 from annotation.services.submission import Answer
+from crowd.models import CrowdAssignment
+from crowd.providers.mturk_entry import mturk_enter
+from crowd.services.batches import crowd_batch_create
+from crowd.services.work import crowd_unit_submit
 
 from .conftest import assignment_id, hit_id
 

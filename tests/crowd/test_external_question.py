@@ -6,7 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotator, Assignment, CrowdAssignment, Score
+from annotation.models import Annotator, Assignment, Score
+from crowd.models import CrowdAssignment
 
 from .conftest import assignment_id, hit_id
 

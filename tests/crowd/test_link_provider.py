@@ -6,10 +6,12 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.crowd.link import link_approvals_import, link_token, link_url
-from annotation.crowd.services import crowd_batch_create, crowd_batch_publish
-from annotation.models import Annotator, CrowdAssignment, Score
+from annotation.models import Annotator, Score
 from core.errors import ImportFileError
+from crowd.models import CrowdAssignment
+from crowd.providers.link import link_token, link_url
+from crowd.services.batches import crowd_batch_create, crowd_batch_publish
+from crowd.services.review import link_approvals_import
 
 
 @pytest.fixture

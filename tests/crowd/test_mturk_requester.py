@@ -3,15 +3,14 @@ validated by the real service model)."""
 
 import pytest
 
-from annotation.crowd import mturk_client
-from annotation.crowd.mturk_client import request_token
-from annotation.crowd.services import (
-    crowd_batch_publish,
-    crowd_batch_sync,
-)
-from annotation.crowd.work import mturk_enter
-from annotation.models import CrowdAssignment, CrowdTask, CrowdTaskStatus, Score
+from annotation.models import Score
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdTask, CrowdTaskStatus
+from crowd.providers import mturk_client
+from crowd.providers.mturk import MTurkProvider
+from crowd.providers.mturk_client import request_token
+from crowd.providers.mturk_entry import mturk_enter
+from crowd.services.batches import crowd_batch_publish, crowd_batch_sync
 
 from .conftest import HIT_TYPE, PUBLIC_URL, assignment_id, hit_id
 from .mturk_helpers import (
@@ -28,9 +27,9 @@ from .mturk_helpers import (
 )
 
 
-def test_units_that_need_fewer_annotators_get_fewer_assignments(mturk, mturk_batch, monkeypatch):
-    from annotation.crowd import mturk as mturk_module
+def test_units_that_need_fewer_annotators_get_fewer_assignments(mturk, mturk_batch, monkeypatch, mturk_provider):
     from annotation.models import QuestionWork
+    from crowd.providers import mturk as mturk_module
 
     first_question = QuestionWork.objects.filter(dataset=mturk_batch.dataset).order_by("question_id").first()
     QuestionWork.objects.filter(pk=first_question.pk).update(slots_taken=2)  # two internal annotators have it
@@ -42,7 +41,7 @@ def test_units_that_need_fewer_annotators_get_fewer_assignments(mturk, mturk_bat
             external_id=hit_id(task.pk), status="published"
         ),
     )
-    crowd_batch_publish(batch=mturk_batch)
+    crowd_batch_publish(batch=mturk_batch, provider=mturk_provider)
     assert list(mturk_batch.tasks.order_by("pk").values_list("max_assignments", flat=True)) == [1, 3]
 
 
@@ -73,16 +72,16 @@ def test_throttling_is_retried_with_backoff_then_succeeds(mturk, mturk_batch):
     expect_hit_type(mturk, error="ThrottlingException")
     for n, task in enumerate(tasks_after_create(mturk_batch), start=1):
         mturk.add_response("create_hit_with_hit_type", hit(n), hit_params(task))
-    crowd_batch_publish(batch=mturk_batch, sleep=waits.append)
+    crowd_batch_publish(batch=mturk_batch, provider=MTurkProvider(client=mturk.client, sleep=waits.append))
     mturk_batch.refresh_from_db()
     assert mturk_batch.external_id == HIT_TYPE and waits == [0.0]
 
 
-def test_throttling_that_never_ends_fails_clearly_and_publishes_nothing(mturk, mturk_batch):
+def test_throttling_that_never_ends_fails_clearly_and_publishes_nothing(mturk, mturk_batch, mturk_provider):
     for _ in range(3):
         mturk.add_client_error("create_hit_type", service_error_code="ServiceUnavailable", service_message="busy")
     with pytest.raises(UserError, match="ServiceUnavailable"):
-        crowd_batch_publish(batch=mturk_batch, sleep=lambda s: None)
+        crowd_batch_publish(batch=mturk_batch, provider=mturk_provider)
     assert not CrowdTask.objects.exclude(external_id="").exists()
 
 
@@ -93,7 +92,7 @@ def test_throttling_that_never_ends_fails_clearly_and_publishes_nothing(mturk, m
         ("HitAlreadyExists", "HIT {hit} already exists for this token"),
     ],
 )
-def test_a_replayed_hit_token_finds_the_hit_the_first_call_created(mturk, mturk_batch, code, message):
+def test_a_replayed_hit_token_finds_the_hit_the_first_call_created(mturk, mturk_batch, code, message, mturk_provider):
     expect_hit_type(mturk)
     first, second = tasks_after_create(mturk_batch)
     mturk.add_client_error(
@@ -104,23 +103,23 @@ def test_a_replayed_hit_token_finds_the_hit_the_first_call_created(mturk, mturk_
     )
     mturk.add_response("get_hit", hit(7), {"HITId": hit_id(7)})
     mturk.add_response("create_hit_with_hit_type", hit(8), hit_params(second))
-    crowd_batch_publish(batch=mturk_batch, sleep=lambda s: None)
+    crowd_batch_publish(batch=mturk_batch, provider=mturk_provider)
     assert [t.external_id for t in mturk_batch.tasks.order_by("pk")] == [hit_id(7), hit_id(8)]
 
 
-def test_publishing_again_after_a_crash_creates_only_the_missing_hits(mturk, mturk_batch):
+def test_publishing_again_after_a_crash_creates_only_the_missing_hits(mturk, mturk_batch, mturk_provider):
     expect_hit_type(mturk)
     first, second = tasks_after_create(mturk_batch)
     mturk.add_response("create_hit_with_hit_type", hit(1), hit_params(first))
     mturk.add_client_error("create_hit_with_hit_type", service_error_code="ServiceFault", service_message="boom")
     with pytest.raises(UserError):
-        crowd_batch_publish(batch=mturk_batch, sleep=lambda s: None)
+        crowd_batch_publish(batch=mturk_batch, provider=mturk_provider)
     mturk.add_response("create_hit_with_hit_type", hit(2), hit_params(second))
-    crowd_batch_publish(batch=mturk_batch, sleep=lambda s: None)  # no new HIT type, no second HIT 1
+    crowd_batch_publish(batch=mturk_batch, provider=mturk_provider)  # no new HIT type, no second HIT 1
     assert [t.external_id for t in mturk_batch.tasks.order_by("pk")] == [hit_id(1), hit_id(2)]
 
 
-def test_sync_follows_pagination_and_imports_each_assignment_once(mturk, mturk_batch):
+def test_sync_follows_pagination_and_imports_each_assignment_once(mturk, mturk_batch, mturk_provider):
     first, second = publish(mturk, mturk_batch)
     work(first, "AW1", 1)
     work(first, "AW2", 2)
@@ -136,15 +135,15 @@ def test_sync_follows_pagination_and_imports_each_assignment_once(mturk, mturk_b
             list_params(first, "page-2"),
         )
         mturk.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, list_params(second))
-    report = crowd_batch_sync(batch=mturk_batch)
-    again = crowd_batch_sync(batch=mturk_batch)
+    report = crowd_batch_sync(batch=mturk_batch, provider=mturk_provider)
+    again = crowd_batch_sync(batch=mturk_batch, provider=mturk_provider)
     assert (report.imported, report.already_imported) == (2, 0)
     assert (again.imported, again.already_imported) == (0, 2)
     assert CrowdAssignment.objects.filter(status="submitted").count() == 2
     assert Score.objects.filter(assignment_ref__in=[assignment_id(1), assignment_id(2)]).count() == 2 * 2
 
 
-def test_sync_recovers_scores_that_only_mturk_received(mturk, mturk_batch):
+def test_sync_recovers_scores_that_only_mturk_received(mturk, mturk_batch, mturk_provider):
     first, second = publish(mturk, mturk_batch)
     ca = mturk_enter(hit_id=first.external_id, assignment_id=assignment_id(1), worker_id="AW1", submit_to=SUBMIT_TO)
     keys = [item["key"] for item in ca.assignment.items]
@@ -160,7 +159,7 @@ def test_sync_recovers_scores_that_only_mturk_received(mturk, mturk_batch):
         list_params(first),
     )
     mturk.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, list_params(second))
-    report = crowd_batch_sync(batch=mturk_batch)
+    report = crowd_batch_sync(batch=mturk_batch, provider=mturk_provider)
     assert report.recovered == 1
     assert list(Score.objects.filter(assignment_ref=assignment_id(1)).values_list("value", flat=True)) == [4, 4]
 
@@ -172,7 +171,7 @@ def test_request_tokens_stay_within_64_characters_and_are_stable():
 
 
 def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, dataset):
-    from annotation.crowd.services import crowd_batch_create
+    from crowd.services.batches import crowd_batch_create
 
     batch = crowd_batch_create(dataset=dataset, provider="mturk", name="fresh", settings={"locales": []})
     mturk.add_response(
@@ -185,18 +184,16 @@ def test_the_soft_block_qualification_type_is_created_once_per_batch(mturk, data
             "QualificationTypeStatus": "Active",
         },
     )
-    from annotation.crowd.base import provider_for
-
-    provider = provider_for(batch=batch)
+    provider = MTurkProvider(client=mturk.client)
     assert provider._soft_block_type(batch) == "3NEWQUAL000000000000000000000"
     assert provider._soft_block_type(batch) == "3NEWQUAL000000000000000000000"  # no second call
     batch.refresh_from_db()
     assert batch.settings["soft_block_qualification_type_id"] == "3NEWQUAL000000000000000000000"
 
 
-def test_html_question_is_an_option(mturk, dataset):
-    from annotation.crowd.mturk_client import html_question_xml
-    from annotation.crowd.services import crowd_batch_create
+def test_html_question_is_an_option(mturk, dataset, mturk_provider):
+    from crowd.providers.mturk_client import html_question_xml
+    from crowd.services.batches import crowd_batch_create
 
     batch = crowd_batch_create(
         dataset=dataset,
@@ -221,11 +218,11 @@ def test_html_question_is_an_option(mturk, dataset):
             hit(n),
             hit_params(task) | {"Question": html_question_xml(url=f"{PUBLIC_URL}/crowd/mturk/")},
         )
-    crowd_batch_publish(batch=batch)
+    crowd_batch_publish(batch=batch, provider=mturk_provider)
     assert batch.tasks.filter(status="published").count() == 2
 
 
-def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates(mturk, mturk_batch):
+def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates(mturk, mturk_batch, mturk_provider):
     first, second = publish(mturk, mturk_batch)
     work(first, "AW1", 1)
     work(second, "AW2", 2)
@@ -235,7 +232,7 @@ def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates
     for _ in range(3):  # the second HIT's page never comes
         mturk.add_client_error("list_assignments_for_hit", service_error_code="ServiceUnavailable")
     with pytest.raises(UserError):
-        crowd_batch_sync(batch=mturk_batch)
+        crowd_batch_sync(batch=mturk_batch, provider=mturk_provider)
     assert CrowdAssignment.objects.filter(imported_at__isnull=False).count() == 1
     mturk.add_response(
         "list_assignments_for_hit", {"Assignments": [listed(1, "AW1", first)], "NumResults": 1}, list_params(first)
@@ -243,7 +240,7 @@ def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates
     mturk.add_response(
         "list_assignments_for_hit", {"Assignments": [listed(2, "AW2", second)], "NumResults": 1}, list_params(second)
     )
-    report = crowd_batch_sync(batch=mturk_batch)
+    report = crowd_batch_sync(batch=mturk_batch, provider=mturk_provider)
     assert (report.imported, report.already_imported) == (1, 1)
     assert CrowdAssignment.objects.count() == 2 and Score.objects.count() == 4
 
@@ -251,7 +248,7 @@ def test_a_sync_that_dies_midway_is_completed_by_the_next_one_without_duplicates
 def test_missing_aws_credentials_are_a_clear_error_not_a_crash():
     from botocore.exceptions import NoCredentialsError
 
-    from annotation.crowd.mturk_client import MTurk, MTurkError
+    from crowd.providers.mturk_client import MTurk, MTurkError
 
     class NoCredentialsClient:
         def get_account_balance(self):

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from annotation.crowd.services import crowd_batch_create
-from annotation.job_params import CrowdSyncParams
-from annotation.tasks import crowd_sync_due_job
 from core.models import Job, JobStatus
+from crowd.job_params import CrowdSyncParams
+from crowd.services.batches import crowd_batch_create
+from crowd.tasks import crowd_sync_due_job
 
 
 def make_batch(dataset, name: str, status: str):
@@ -95,7 +95,7 @@ def test_the_beat_schedule_runs_the_task_every_interval_from_the_environment(mon
 
     schedule = importlib.reload(base).CELERY_BEAT_SCHEDULE
     # then beat runs the periodic sync at that interval
-    assert schedule["crowd-sync"]["task"] == "annotation.tasks.crowd_sync_due_job"
+    assert schedule["crowd-sync"]["task"] == "crowd.tasks.crowd_sync_due_job"
     assert schedule["crowd-sync"]["schedule"] == 120.0
 
 
@@ -116,4 +116,4 @@ def test_the_beat_task_is_registered_with_the_celery_app():
 
     # when its tasks are listed
     # then the scheduled task's name resolves to a task
-    assert "annotation.tasks.crowd_sync_due_job" in app.tasks
+    assert "crowd.tasks.crowd_sync_due_job" in app.tasks

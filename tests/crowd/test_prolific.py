@@ -6,17 +6,12 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from annotation.crowd.link import link_token
-from annotation.crowd.prolific import ProlificApi
-from annotation.crowd.services import (
-    crowd_assignment_review,
-    crowd_batch_create,
-    crowd_batch_expire,
-    crowd_batch_publish,
-    crowd_batch_sync,
-    crowd_bonus_send,
-)
-from annotation.models import CrowdAssignment, Score
+from annotation.models import Score
+from crowd.models import CrowdAssignment
+from crowd.providers.link import link_token
+from crowd.providers.prolific import ProlificApi, ProlificProvider
+from crowd.services.batches import crowd_batch_create, crowd_batch_expire, crowd_batch_publish, crowd_batch_sync
+from crowd.services.review import crowd_assignment_review, crowd_bonus_send
 
 from .prolific_double import TOKEN, ProlificDouble
 
@@ -36,7 +31,7 @@ def api(prolific):
 @pytest.fixture
 def study(dataset, api):
     batch = crowd_batch_create(dataset=dataset, provider="prolific", name="prolific", settings={"reward": "1.50"})
-    crowd_batch_publish(batch=batch, api=api)
+    crowd_batch_publish(batch=batch, provider=ProlificProvider(api=api))
     batch.refresh_from_db()
     return batch
 
@@ -71,14 +66,14 @@ def test_publishing_creates_and_publishes_one_study_with_k_places(prolific, stud
 
 
 def test_publishing_again_creates_no_second_study(prolific, study, api):
-    crowd_batch_publish(batch=study, api=api)
+    crowd_batch_publish(batch=study, provider=ProlificProvider(api=api))
     assert len(prolific.studies) == 1
 
 
 def test_a_study_created_before_a_crash_is_found_by_its_internal_name(prolific, dataset, api):
     batch = crowd_batch_create(dataset=dataset, provider="prolific", name="p2", settings={"reward": "1.00"})
     prolific.studies["study0099"] = {"id": "study0099", "internal_name": batch.token, "status": "UNPUBLISHED"}
-    crowd_batch_publish(batch=batch, api=api)
+    crowd_batch_publish(batch=batch, provider=ProlificProvider(api=api))
     batch.refresh_from_db()
     assert batch.external_id == "study0099" and not prolific.sent("POST", "/api/v1/studies/")
 
@@ -100,8 +95,8 @@ def test_sync_pages_through_submissions_and_imports_each_once(client, prolific, 
     for pid in ("PID1", "PID2", "PID3"):
         participate(client, study, pid)
         prolific.add_submission(study.external_id, pid)
-    first = crowd_batch_sync(batch=study, api=api)
-    again = crowd_batch_sync(batch=study, api=api)
+    first = crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
+    again = crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
     assert (first.seen, first.imported, first.already_imported) == (3, 3, 0)
     assert (again.imported, again.already_imported) == (0, 3)
     assert len(prolific.sent("GET", "/api/v1/studies/study0001/submissions/")) == 4  # 2 pages, twice
@@ -112,11 +107,13 @@ def test_approve_and_reject_are_prolific_transitions(client, prolific, study, ap
     for pid in ("PID1", "PID2"):
         participate(client, study, pid)
         prolific.add_submission(study.external_id, pid)
-    crowd_batch_sync(batch=study, api=api)
+    crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
     one = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
     two = CrowdAssignment.objects.filter(worker__external_id="PID2").first()
-    crowd_assignment_review(crowd_assignment=one, approve=True, api=api)
-    crowd_assignment_review(crowd_assignment=two, approve=False, feedback="Failed checks.", api=api)
+    crowd_assignment_review(crowd_assignment=one, approve=True, provider=ProlificProvider(api=api))
+    crowd_assignment_review(
+        crowd_assignment=two, approve=False, feedback="Failed checks.", provider=ProlificProvider(api=api)
+    )
     statuses = {s["participant_id"]: s["status"] for s in prolific.submissions.values()}
     assert statuses == {"PID1": "APPROVED", "PID2": "REJECTED"}
     assert set(CrowdAssignment.objects.filter(worker__external_id="PID1").values_list("status", flat=True)) == {
@@ -127,28 +124,30 @@ def test_approve_and_reject_are_prolific_transitions(client, prolific, study, ap
 def test_a_bonus_is_set_up_and_paid_once(client, prolific, study, api):
     participate(client, study, "PID1")
     prolific.add_submission(study.external_id, "PID1")
-    crowd_batch_sync(batch=study, api=api)
+    crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
     ca = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
-    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
-    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", provider=ProlificProvider(api=api))
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", provider=ProlificProvider(api=api))
     assert prolific.sent("POST", "/api/v1/submissions/bonus-payments/")[0]["csv_bonuses"] == "PID1,0.75"
     assert prolific.paid == ["bonus0001"]
 
 
 def test_a_bonus_retried_after_a_crash_pays_the_bulk_bonus_set_up_before_it(client, prolific, study, api):
-    from annotation.models import CrowdBonus
+    from crowd.models import CrowdBonus
 
     # given a bonus whose bulk payment was set up, and then the process died before paying it
     participate(client, study, "PID1")
     prolific.add_submission(study.external_id, "PID1")
-    crowd_batch_sync(batch=study, api=api)
+    crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
     ca = CrowdAssignment.objects.filter(worker__external_id="PID1").first()
     prolific.fail_pay = [400]  # the pay call of the first attempt never went through
     with pytest.raises(Exception, match="HTTP 400"):
-        crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+        crowd_bonus_send(
+            crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", provider=ProlificProvider(api=api)
+        )
     assert CrowdBonus.objects.get().external_ref == "bonus0001" and prolific.paid == []
     # when the bonus is sent again
-    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", api=api)
+    crowd_bonus_send(crowd_assignment=ca, amount=Decimal("0.75"), reason="Thanks", provider=ProlificProvider(api=api))
     # then the same bulk bonus is paid, once, and no second one is set up
     assert len(prolific.sent("POST", "/api/v1/submissions/bonus-payments/")) == 1
     assert prolific.paid == ["bonus0001"]
@@ -157,10 +156,10 @@ def test_a_bonus_retried_after_a_crash_pays_the_bulk_bonus_set_up_before_it(clie
 
 def test_rate_limited_requests_are_retried(prolific, study, api):
     prolific.fail_next = [429, 503]
-    crowd_batch_sync(batch=study, api=api)
+    crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
     assert len(prolific.sent("GET", "/api/v1/studies/study0001/submissions/")) == 3
 
 
 def test_expiring_stops_the_study(prolific, study, api):
-    crowd_batch_expire(batch=study, api=api)
+    crowd_batch_expire(batch=study, provider=ProlificProvider(api=api))
     assert prolific.studies[study.external_id]["status"] == "COMPLETED"

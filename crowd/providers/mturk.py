@@ -5,15 +5,16 @@ AWS documents that MTurk closed on 2026-09-30; this is written against boto3's `
 model (and tested with botocore's Stubber, which validates every call against it).
 """
 
-import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Self
 
-from django.conf import settings
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
+from annotation.models import Annotator
+from core.errors import UserError
+from crowd.models import (
     CrowdAssignment,
     CrowdAssignmentStatus,
     CrowdBatch,
@@ -22,10 +23,9 @@ from annotation.models import (
     CrowdTask,
     CrowdTaskStatus,
 )
-from core.errors import UserError
 
 from . import mturk_client
-from .base import Provider, SyncReport
+from .base import Blocking, Provider, SyncReport
 from .mturk_client import (
     FEEDBACK_MAX,
     NOTIFY_MAX_WORKERS,
@@ -34,6 +34,7 @@ from .mturk_client import (
     QUAL_NUMBER_APPROVED,
     AlreadyDone,
     MTurk,
+    MTurkClient,
     MTurkError,
     chunks,
     external_question_xml,
@@ -41,71 +42,66 @@ from .mturk_client import (
     html_question_xml,
     request_token,
 )
+from .mturk_settings import annotator_url, mturk_settings
+from .mturk_sync import hits_sync
 
-DEFAULTS = {
-    "title": "Rate replies in short dialogues",
-    "description": "Read a short dialogue and score how well each reply fits it, from 0 to 5.",
-    "keywords": "dialogue, rating, English, text",
-    "reward": "0.30",
-    "assignment_duration_seconds": 1800,
-    "auto_approval_delay_seconds": 3 * 86400,
-    "lifetime_seconds": 7 * 86400,
-    "locales": ["US"],
-    "min_approval_rate": 95,
-    "min_approved": 1000,
-    "question": "external",  # or "html"
-    "frame_height": 0,
-    "block": "soft",  # soft: a qualification that keeps the worker out; hard: CreateWorkerBlock
-}
-_REWARD = re.compile(r"^\d{1,4}\.\d{2}$")
-
-
-def _task_wording(batch: CrowdBatch) -> dict:
-    """A rating dataset asks for 1-5 ratings of generated replies, not 0-5 scores."""
-    if batch.dataset_id is not None and batch.dataset.is_rating:  # the admin form checks unsaved batches
-        return {"description": "Read a short dialogue and rate how good each reply is as its next turn, from 1 to 5."}
-    return {}
-
-
-def mturk_settings(batch: CrowdBatch) -> dict:
-    """The batch's settings over the defaults, validated (a clear error names the bad setting)."""
-    merged = {**DEFAULTS, **_task_wording(batch), **(batch.settings or {})}
-    if not _REWARD.match(str(merged["reward"])):
-        raise UserError(f"reward {merged['reward']!r} must be dollars with two decimals, e.g. 0.30")
-    for name, lo, hi in (
-        ("assignment_duration_seconds", 30, 31_536_000),
-        ("auto_approval_delay_seconds", 0, 2_592_000),
-        ("lifetime_seconds", 30, 31_536_000),
-        ("min_approval_rate", 0, 100),
-        ("min_approved", 0, 10**9),
-    ):
-        value = merged[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise UserError(f"setting {name} must be an integer from {lo} to {hi}, not {value!r}")
-    if merged["question"] not in ("external", "html"):
-        raise UserError("setting question must be 'external' or 'html'")
-    if merged["block"] not in ("soft", "hard"):
-        raise UserError("setting block must be 'soft' or 'hard'")
-    for name in ("title", "description"):
-        if not str(merged[name]).strip():
-            raise UserError(f"setting {name} is empty")
-    return merged
-
-
-def annotator_url() -> str:
-    base = settings.WELLCHOSEN_PUBLIC_URL.rstrip("/")
-    if not base.startswith("https://"):
-        raise UserError("MTurk frames only HTTPS pages: set WELLCHOSEN_PUBLIC_URL to this site's https:// address")
-    return f"{base}/crowd/mturk/"
+SURCHARGE_ASSIGNMENTS = 10  # HITs with 10 or more assignments pay another 20 % commission
 
 
 class MTurkProvider(Provider):
     name = CrowdProvider.MTURK
-    blocks_on_platform = True
+    has_sandbox = True
+    blocking = Blocking.ON_PLATFORM
+    disposes_tasks = True
+    hands_in_on_platform = True
+    default_reward = "0.30"
 
-    def __init__(self, *, batch: CrowdBatch, client=None, sleep=None) -> None:
-        client = client or mturk_client.client_create(production=batch.production)
-        self.api = MTurk(client, **({"sleep": sleep} if sleep else {}))
+    def __init__(
+        self,
+        *,
+        client: MTurkClient | None = None,
+        production: bool = False,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        """``client``: a boto3 mturk client (by default one for the sandbox, or for production)."""
+        self._client, self._production, self._sleep = client, production, sleep
+        self._api: MTurk | None = None
+
+    @classmethod
+    def for_batch(cls, *, batch: CrowdBatch) -> Self:
+        return cls(production=batch.production)
+
+    @property
+    def api(self) -> MTurk:
+        """The requester API, made on first use (production needs the deployment's consent)."""
+        if self._api is None:
+            client = self._client or mturk_client.client_create(production=self._production)
+            self._api = MTurk(client, **({"sleep": self._sleep} if self._sleep else {}))
+        return self._api
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def settings_check(self, *, batch: CrowdBatch) -> None:
+        mturk_settings(batch)
+
+    def lease_seconds(self, *, batch: CrowdBatch) -> int | None:
+        return mturk_settings(batch)["assignment_duration_seconds"]  # the HIT's own deadline
+
+    def fee(self, *, batch: CrowdBatch) -> Decimal:
+        # 20 % commission; HITs with 10 or more assignments pay another 20 %.
+        return Decimal("0.40") if batch.dataset.annotators_per_item >= SURCHARGE_ASSIGNMENTS else Decimal("0.20")
+
+    def cost_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        k = batch.dataset.annotators_per_item
+        if k < SURCHARGE_ASSIGNMENTS:
+            return []
+        return [f"{k} assignments per HIT: 20 % extra commission (split into HITs of 9 or fewer to avoid it)"]
+
+    def batch_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        k = batch.dataset.annotators_per_item
+        if k < SURCHARGE_ASSIGNMENTS:
+            return []
+        return [f"{k} assignments per HIT: MTurk charges another 20 % from 10 up"]
 
     # -- publishing ---------------------------------------------------------------------------
 
@@ -233,8 +229,6 @@ class MTurkProvider(Provider):
     # -- importing work -----------------------------------------------------------------------
 
     def sync(self, *, batch: CrowdBatch) -> SyncReport:
-        from .mturk_sync import hits_sync
-
         return hits_sync(api=self.api, batch=batch)
 
     # -- review and money ---------------------------------------------------------------------
@@ -319,11 +313,6 @@ class MTurkProvider(Provider):
             CrowdTask.objects.filter(pk=task.pk).update(status=CrowdTaskStatus.DELETED)
             deleted += 1
         return deleted
-
-    def fee(self, *, batch: CrowdBatch) -> Decimal:
-        # 20 % commission; HITs with 10 or more assignments pay another 20 %.
-        k = batch.dataset.annotators_per_item
-        return Decimal("0.40") if k >= 10 else Decimal("0.20")
 
     def balance(self, *, batch: CrowdBatch) -> str | None:
         return self.api.call("get_account_balance").get("AvailableBalance")

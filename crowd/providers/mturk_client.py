@@ -13,6 +13,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
+from typing import Any, TypeAlias
 from xml.sax.saxutils import escape
 
 from django.conf import settings
@@ -41,6 +42,10 @@ RETRYABLE_CODES = {
 }
 _ALREADY_DONE = re.compile(r"already (been performed|exists)|HitAlreadyExists|UniqueRequestToken", re.IGNORECASE)
 _HIT_ID = re.compile(r"\b([A-Z0-9]{30})\b")
+
+# A boto3 "mturk" client (``client_create``, or botocore's Stubber's client in the tests). botocore
+# makes its class at run time from the service model, so there is no class to name here.
+MTurkClient: TypeAlias = Any
 
 TOKEN_MAX = 64
 NOTIFY_MAX_WORKERS = 100
@@ -76,7 +81,7 @@ def endpoint_url(*, production: bool) -> str:
     return PRODUCTION_ENDPOINT
 
 
-def client_create(*, production: bool):
+def client_create(*, production: bool) -> MTurkClient:
     """A boto3 mturk client for the sandbox or production endpoint, with botocore's retries off."""
     import boto3
     from botocore.config import Config
@@ -92,7 +97,7 @@ def client_create(*, production: bool):
 class MTurk:
     """The calls WellChosen makes, each through :meth:`call` (retry, error translation)."""
 
-    def __init__(self, client, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, client: MTurkClient, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.client = client
         self.sleep = sleep
 

@@ -13,22 +13,18 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.models import (
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdBonus,
-    CrowdProvider,
-)
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdProvider
 
-from .base import Provider, SyncReport
+from .base import Blocking, Provider, SyncReport
 from .link import LinkProvider, link_url
 
 logger = logging.getLogger(__name__)
@@ -92,12 +88,36 @@ class ProlificApi:
 
 class ProlificProvider(Provider):
     name = CrowdProvider.PROLIFIC
+    blocking = Blocking.BY_HAND  # participants are Prolific accounts; its API has no call to block one
+    enters_by_link = True  # the study's external URL is the batch's signed link
 
     def __init__(self, *, api: ProlificApi | None = None) -> None:
+        """``api``: Prolific's REST API (by default at PROLIFIC_API_URL with PROLIFIC_API_TOKEN)."""
         self.api = api or ProlificApi()
+
+    # -- rules --------------------------------------------------------------------------------
 
     def fee(self, *, batch: CrowdBatch) -> Decimal:
         return Decimal(str((batch.settings or {}).get("fee_rate", "0.333")))
+
+    def units_per_worker(self, *, batch: CrowdBatch) -> int:
+        # K places, and each participant scores every unit of the batch.
+        return int((batch.settings or {}).get("units_per_worker") or batch.tasks.count())
+
+    def link_entry_check(self, *, batch: CrowdBatch, params: Mapping[str, str]) -> None:
+        study = params.get("STUDY_ID")
+        if study and study != batch.external_id:
+            raise UserError("this link belongs to another Prolific study")
+
+    def reviewed_with(self, *, crowd_assignment: CrowdAssignment) -> QuerySet[CrowdAssignment]:
+        # One Prolific submission covers all of the participant's units in the batch.
+        return CrowdAssignment.objects.filter(
+            batch=crowd_assignment.batch,
+            worker=crowd_assignment.worker,
+            status__in=[CrowdAssignmentStatus.SUBMITTED, CrowdAssignmentStatus.REJECTED],
+        )
+
+    # -- what happens on Prolific -------------------------------------------------------------
 
     def publish(self, *, batch: CrowdBatch) -> None:
         LinkProvider().publish(batch=batch)  # tasks open, completion code made

@@ -5,9 +5,6 @@ HITs, and the page they work on posts back with a signed token for their assignm
 us on its own site, where the browser may not send our session cookie), kept in the session too.
 """
 
-import random
-import secrets
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,21 +13,14 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowd.link import link_batch, link_done, link_next, link_progress, link_token, link_worker
-from annotation.crowd.work import (
-    PREVIEW_ASSIGNMENT,
-    answers_encode,
-    crowd_unit_submit,
-    mturk_enter,
-    submit_to_check,
-    task_for_hit,
-    unit_from_token,
-    unit_token,
-)
-from annotation.models import DEFAULT_ERROR_LABELS, AssignmentStatus, CrowdProvider, Turn
+from annotation.models import Annotator, AssignmentStatus
+from annotation.views.unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
 from core.errors import UserError
-
-from .annotate import _answers, _int, scale_context, unit_form_context
+from crowd.providers.link import link_token
+from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
+from crowd.providers.registry import provider_class, provider_for
+from crowd.selectors import link_batch, link_done, link_progress, unit_from_token, unit_token
+from crowd.services.work import crowd_unit_submit, link_unit_next, link_worker_ensure
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -86,12 +76,14 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
         return _message(request, "This work link is not valid", str(exc), status=403)
     if request.method != "POST":
         return _unit_page(request, ca)
-    answers, given = _answers(request, ca.assignment)
+    answers, given = unit_answers(request, ca.assignment)
     try:
-        crowd_unit_submit(crowd_assignment=ca, answers=answers, duration_ms=_int(request.POST.get("duration_ms")))
+        crowd_unit_submit(
+            crowd_assignment=ca, answers=answers, duration_ms=int_or_none(request.POST.get("duration_ms"))
+        )
     except UserError as exc:
         return _unit_page(request, ca, error=str(exc), given=given, status=400)
-    if ca.provider == CrowdProvider.MTURK:
+    if provider_class(ca.provider).hands_in_on_platform:
         return _submit_page(request, ca, answers_encode(answers))
     return redirect("crowd-link-next", token=link_token(batch=ca.batch))
 
@@ -104,30 +96,17 @@ def _unit_page(request, ca, *, error: str = "", given: dict | None = None, statu
         **unit_form_context(assignment=assignment, error=error, given=given),
         "action": reverse("crowd-unit", args=[unit_token(crowd_assignment=ca)]),
         "preview": False,
-        "progress": None if ca.provider == CrowdProvider.MTURK else link_progress(batch=ca.batch, worker=ca.worker),
+        "progress": None,
     }
+    if provider_class(ca.provider).enters_by_link:  # "unit n of N" through the batch's link
+        context["progress"] = link_progress(batch=ca.batch, worker=ca.worker)
     return _framable(render(request, "crowd/unit.html", context, status=status))
 
 
 def _preview_context(task) -> dict:
     """What a worker sees before accepting: the dialogue and the replies, inputs disabled; the
     order is random and nothing marks the ground truth."""
-    turns = list(Turn.objects.filter(context_id=task.question.context_id).order_by("position"))
-    texts = list(task.question.candidates.values_list("text", flat=True))
-    random.shuffle(texts)
-    return {
-        "unit": {
-            "turns": [
-                {"speaker": t.speaker or "AB"[i % 2], "side": "left" if i % 2 == 0 else "right", "text": t.text}
-                for i, t in enumerate(turns)
-            ],
-            "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
-        },
-        **scale_context(dataset=task.question.dataset),
-        "labels": task.question.dataset.error_labels or DEFAULT_ERROR_LABELS,
-        "preview": True,
-        "action": "",
-    }
+    return {**unit_preview_context(question=task.question), "preview": True, "action": ""}
 
 
 def _submit_page(request, ca, answers: str) -> HttpResponse:
@@ -146,10 +125,10 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
     """A link worker arrives with their id (?worker=, or Prolific's PROLIFIC_PID)."""
     try:
         batch = link_batch(token=token)
-        worker = link_worker(batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", ""))
-        study = request.GET.get("STUDY_ID")
-        if study and batch.provider == CrowdProvider.PROLIFIC and study != batch.external_id:
-            raise UserError("this link belongs to another Prolific study")
+        worker = link_worker_ensure(
+            batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", "")
+        )
+        provider_for(batch=batch).link_entry_check(batch=batch, params=request.GET)
     except UserError as exc:
         return _message(request, "This link cannot be used", str(exc), status=403)
     request.session[f"crowd_link_{batch.pk}"] = token
@@ -160,14 +139,12 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
 @xframe_options_exempt
 @require_http_methods(["GET"])
 def crowd_link_next(request: HttpRequest, token: str) -> HttpResponse:
-    from annotation.models import Annotator
-
     try:
         batch = link_batch(token=token)
         worker = Annotator.objects.filter(pk=request.session.get(f"crowd_link_worker_{batch.pk}")).first()
         if worker is None:
             raise UserError("open the study from the link you were given (it carries your worker id)")
-        ca = link_next(batch=batch, worker=worker)
+        ca = link_unit_next(batch=batch, worker=worker)
     except UserError as exc:
         return _message(request, "No work here", str(exc), status=403)
     if ca is None:

@@ -11,25 +11,18 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.crowd.base import provider_for
-from annotation.crowd.costs import crowd_cost_estimate
-from annotation.crowd.link import link_approvals_import, link_url
-from annotation.crowd.services import (
-    crowd_assignment_review,
-    crowd_batch_expire,
-    crowd_batch_status,
-    crowd_bonus_send,
-    crowd_review_suggestions,
-    crowd_worker_block,
-    crowd_worker_unblock,
-    crowd_workers_notify,
-)
-from annotation.job_params import CrowdPublishParams, CrowdSyncParams
-from annotation.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdProvider, CrowdTask
 from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
+from crowd.job_params import CrowdPublishParams, CrowdSyncParams
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdTask
+from crowd.providers.link import link_url
+from crowd.providers.registry import provider_for
+from crowd.selectors import crowd_balance, crowd_batch_status, crowd_cost_estimate, crowd_review_suggestions
+from crowd.services.batches import crowd_batch_create, crowd_batch_dispose, crowd_batch_expire, crowd_batch_update
+from crowd.services.review import crowd_assignment_review, crowd_bonus_send, crowd_workers_notify, link_approvals_import
+from crowd.services.workers import crowd_worker_block, crowd_worker_unblock
 
 
 class PublishForm(forms.Form):
@@ -52,24 +45,27 @@ class ApprovalsForm(forms.Form):
 
 
 class CrowdBatchForm(forms.ModelForm):
+    """Adding or changing a batch goes through crowd_batch_create / crowd_batch_update, which own
+    every rule of a batch: once the model's own checks pass, the form calls the service and shows
+    its refusal. The batch is saved by then (CrowdBatchAdmin.save_model has nothing left to do)."""
+
     class Meta:
         model = CrowdBatch
         fields = "__all__"
 
-    def clean(self):
-        data = super().clean()
-        provider = data.get("provider") or getattr(self.instance, "provider", "")
-        if data.get("production") and provider != CrowdProvider.MTURK:
-            raise forms.ValidationError("Only MTurk batches have a sandbox/production switch.")
-        if provider == CrowdProvider.MTURK:
-            from annotation.crowd.mturk import mturk_settings
-
-            probe = CrowdBatch(provider=provider, settings=data.get("settings") or {})
-            try:
-                mturk_settings(probe)
-            except UserError as exc:
-                raise forms.ValidationError(str(exc)) from exc
-        return data
+    def _post_clean(self):
+        super()._post_clean()  # the fields into the instance, the model's checks and constraints
+        if self.errors:
+            return
+        values = {f: getattr(self.instance, f) for f in ("provider", "name", "settings", "max_units", "production")}
+        try:
+            if self.instance.pk is None:
+                self.instance = crowd_batch_create(dataset=self.instance.dataset, **values)
+            else:
+                stored = CrowdBatch.objects.get(pk=self.instance.pk)
+                self.instance = crowd_batch_update(batch=stored, dataset=self.instance.dataset, **values)
+        except UserError as exc:
+            self.add_error(None, str(exc))
 
 
 @admin.register(CrowdBatch)
@@ -80,6 +76,9 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     readonly_fields = ["status", "external_id", "token", "completion_code", "published_at", "synced_at", "created_at"]
     actions = ["sync_action", "expire_action", "dispose_action", "balance_action"]
 
+    def save_model(self, request, obj, form, change):
+        """Saved already: the form went through crowd_batch_create / crowd_batch_update."""
+
     def get_readonly_fields(self, request, obj=None):
         # Once published, where the money goes (provider, production) no longer changes.
         fixed = ["dataset", "provider", "production"] if obj and obj.status != "draft" else []
@@ -89,18 +88,18 @@ class CrowdBatchAdmin(admin.ModelAdmin):
     def links(self, obj):
         return format_html(
             '<a href="{}">plan &amp; publish</a> · <a href="{}">review</a> · <a href="{}">message workers</a>',
-            reverse("admin:annotation_crowdbatch_plan", args=[obj.pk]),
-            reverse("admin:annotation_crowdbatch_review", args=[obj.pk]),
-            reverse("admin:annotation_crowdbatch_notify", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_plan", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_review", args=[obj.pk]),
+            reverse("admin:crowd_crowdbatch_notify", args=[obj.pk]),
         )
 
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("<int:pk>/plan/", view(self.plan_view), name="annotation_crowdbatch_plan"),
-            path("<int:pk>/review/", view(self.review_view), name="annotation_crowdbatch_review"),
-            path("<int:pk>/approvals/", view(self.approvals_view), name="annotation_crowdbatch_approvals"),
-            path("<int:pk>/notify/", view(self.notify_view), name="annotation_crowdbatch_notify"),
+            path("<int:pk>/plan/", view(self.plan_view), name="crowd_crowdbatch_plan"),
+            path("<int:pk>/review/", view(self.review_view), name="crowd_crowdbatch_review"),
+            path("<int:pk>/approvals/", view(self.approvals_view), name="crowd_crowdbatch_approvals"),
+            path("<int:pk>/notify/", view(self.notify_view), name="crowd_crowdbatch_notify"),
         ] + super().get_urls()
 
     def plan_view(self, request, pk):
@@ -113,11 +112,12 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 form.add_error("confirm_production", "Production publishing must be confirmed.")
             else:
                 return start_job(request, params=CrowdPublishParams(batch_id=batch.pk, confirm_production=confirmed))
+        platform = provider_for(batch=batch)
         # The balance is a call to the platform: asked for with a link on the page, not on every view.
         balance, balance_error = None, ""
         if request.method == "GET" and request.GET.get("balance"):
             try:
-                balance = provider_for(batch=batch).balance(batch=batch) or "not available"
+                balance = crowd_balance(batch=batch) or "not available"
             except UserError as exc:
                 balance_error = str(exc)
         context = {
@@ -129,7 +129,8 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             "batch": batch,
             "estimate": crowd_cost_estimate(batch=batch),
             "status": crowd_batch_status(batch=batch),
-            "link": link_url(batch=batch) if batch.provider == CrowdProvider.LINK and batch.status != "draft" else "",
+            "link": link_url(batch=batch) if platform.shows_link and batch.status != "draft" else "",
+            "has_sandbox": platform.has_sandbox,
             "form": form,
             "production_off": batch.production and not settings.WELLCHOSEN_MTURK_ALLOW_PRODUCTION,
         }
@@ -154,7 +155,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 except UserError as exc:
                     messages.error(request, f"{ca}: {exc}")
             messages.success(request, f"{done} submission(s) reviewed.")
-            return redirect("admin:annotation_crowdbatch_review", pk=batch.pk)
+            return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -174,7 +175,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Message sent to {sent['workers']} worker(s), {sent['failed']} failed.")
-                return redirect("admin:annotation_crowdbatch_plan", pk=batch.pk)
+                return redirect("admin:crowd_crowdbatch_plan", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Message the workers of {batch.name}")
 
     def approvals_view(self, request, pk):
@@ -191,7 +192,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                     f"Approvals imported: {counts['approved']} approved, {counts['rejected']} rejected, "
                     f"{counts['unchanged']} unchanged.",
                 )
-                return redirect("admin:annotation_crowdbatch_review", pk=batch.pk)
+                return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 
     @admin.action(description="Sync submitted work (background job)")
@@ -210,19 +211,20 @@ class CrowdBatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)")
     def dispose_action(self, request, queryset):
-        for batch in queryset.filter(provider=CrowdProvider.MTURK):
+        for batch in queryset:
             try:
-                deleted = provider_for(batch=batch).dispose(batch=batch)
+                deleted = crowd_batch_dispose(batch=batch)
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
-            else:
+                continue
+            if deleted is not None:  # None: a platform that keeps no tasks to delete
                 self.message_user(request, f"{batch}: {deleted} HIT(s) deleted.")
 
     @admin.action(description="Show the requester account balance")
     def balance_action(self, request, queryset):
         for batch in queryset:
             try:
-                balance = provider_for(batch=batch).balance(batch=batch)
+                balance = crowd_balance(batch=batch)
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
             else:
@@ -271,7 +273,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("<int:pk>/bonus/", view(self.bonus_view), name="annotation_crowdassignment_bonus"),
+            path("<int:pk>/bonus/", view(self.bonus_view), name="crowd_crowdassignment_bonus"),
         ] + super().get_urls()
 
     @admin.action(description="Pay a bonus (one assignment)")
@@ -279,7 +281,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one assignment for a bonus.", level=messages.ERROR)
             return None
-        return redirect("admin:annotation_crowdassignment_bonus", pk=queryset.get().pk)
+        return redirect("admin:crowd_crowdassignment_bonus", pk=queryset.get().pk)
 
     def bonus_view(self, request, pk):
         ca = get_object_or_404(CrowdAssignment.objects.select_related("batch", "worker"), pk=pk)
@@ -291,7 +293,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Bonus of ${bonus.amount} {bonus.status} for {ca}.")
-                return redirect("admin:annotation_crowdassignment_changelist")
+                return redirect("admin:crowd_crowdassignment_changelist")
         return render_form(request, self, form=form, title=f"Bonus for {ca} (worker {ca.worker.external_id})")
 
 

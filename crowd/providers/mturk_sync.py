@@ -1,24 +1,18 @@
 """Importing MTurk's submitted assignments: every HIT's list, page by page, each assignment in its
-own transaction and exactly once (unique provider + assignment id), reconciled with our scores."""
+own transaction and exactly once (unique provider + assignment id), reconciled with our scores
+(recovered from MTurk's copy of the answer where ours were never saved)."""
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import (
-    Annotator,
-    AnnotatorProvider,
-    Assignment,
-    AssignmentStatus,
-    CrowdAssignment,
-    CrowdAssignmentStatus,
-    CrowdBatch,
-    CrowdTask,
-    CrowdTaskStatus,
-)
+from annotation.models import Annotator, AnnotatorProvider, Assignment, AssignmentStatus
+from annotation.services.submission import Answer, unit_submit
 from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdTask, CrowdTaskStatus
 
 from .base import SyncReport
 from .mturk_client import MTurk
@@ -74,8 +68,6 @@ def parse_answer(xml: str) -> dict[str, str]:
 def assignment_import(*, batch: CrowdBatch, task: CrowdTask, item: dict, report: SyncReport) -> None:
     """One MTurk assignment, in its own transaction: a crash leaves earlier ones imported, and a
     re-run finds them (unique provider + assignment id) and only refreshes their status."""
-    from .work import answers_recover
-
     worker_id, assignment_id = item["WorkerId"], item["AssignmentId"]
     if not _ID.match(worker_id) or not _ID.match(assignment_id):
         raise UserError(f"MTurk returned malformed ids {worker_id!r} / {assignment_id!r}")
@@ -114,3 +106,27 @@ def assignment_import(*, batch: CrowdBatch, task: CrowdTask, item: dict, report:
                 report.recovered += 1
             else:
                 report.submitted_without_scores.append(assignment_id)
+
+
+def answers_recover(*, crowd_assignment: CrowdAssignment, assignment: Assignment) -> bool:
+    """Scores MTurk has but we do not (our save failed after the worker's form went out): store
+    them from the answer MTurk kept (mturk_entry.answers_encode). Returns True when scores were
+    stored."""
+    raw = (crowd_assignment.answer or {}).get("answers")
+    if not raw:
+        return False
+    try:
+        data = json.loads(raw)
+        answers = {key: Answer(int(value), list(labels)) for key, (value, labels) in data.items()}
+    except (ValueError, TypeError, AttributeError):
+        return False
+    try:
+        result = unit_submit(
+            assignment_id=assignment.pk,
+            annotator=crowd_assignment.worker,
+            answers=answers,
+            provider_ref=crowd_assignment.external_id,
+        )
+    except UserError:
+        return False
+    return result.created

@@ -1,4 +1,4 @@
-"""Celery beat's periodic tasks of the annotation app. Its jobs run through core.tasks.run_job."""
+"""Celery beat's periodic tasks of the crowd app. Its jobs run through core.tasks.run_job."""
 
 from celery import shared_task
 
@@ -7,6 +7,6 @@ from celery import shared_task
 def crowd_sync_due_job() -> None:
     """Celery beat's periodic crowd sync (settings.CELERY_BEAT_SCHEDULE): one sync job per
     published batch without one in flight."""
-    from annotation.crowd.services import crowd_sync_due
+    from crowd.services.batches import crowd_sync_due
 
     crowd_sync_due()

@@ -3,10 +3,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.job_params import CrowdPublishParams, CrowdSyncParams
-from annotation.models import CrowdBatch, CrowdProvider, Dataset
+from annotation.models import Dataset
 from core.commands import format_report, job_run_here
 from core.errors import UserError
+from crowd.job_params import CrowdPublishParams, CrowdSyncParams
+from crowd.models import CrowdBatch, CrowdProvider
+from crowd.selectors import crowd_batch_status, crowd_cost_estimate
+from crowd.services.batches import crowd_batch_create, crowd_batch_expire
+from crowd.services.review import link_approvals_import
 
 
 class Command(BaseCommand):
@@ -37,10 +41,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def _run(self, o) -> dict:
-        from annotation.crowd.costs import crowd_cost_estimate
-        from annotation.crowd.link import link_approvals_import
-        from annotation.crowd.services import crowd_batch_create, crowd_batch_expire, crowd_batch_status
-
         action = o["action"]
         if action == "create":
             dataset = Dataset.objects.filter(name=o["dataset"]).first()

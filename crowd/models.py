@@ -3,6 +3,9 @@ per unit, and the provider's assignments imported exactly once.
 
 Money never moves twice: every creating or paying call carries a token derived from these rows'
 ids, and the rows record what the provider answered.
+
+The tables keep the names the annotation app gave them (annotation_crowd*) when crowd work was
+part of it: the crowd app took the models over by state-only migrations.
 """
 
 import secrets
@@ -52,6 +55,7 @@ class CrowdBatch(models.Model):
     synced_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "annotation_crowdbatch"
         ordering = ["-created_at"]
         verbose_name_plural = "crowd batches"
         constraints = [
@@ -90,6 +94,7 @@ class CrowdTask(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "annotation_crowdtask"
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "question"], name="crowdtask_once_per_batch"),
@@ -143,6 +148,7 @@ class CrowdAssignment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "annotation_crowdassignment"
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["provider", "external_id"], name="crowdassignment_unique_external_id"),
@@ -178,6 +184,7 @@ class CrowdBonus(models.Model):
     paid_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "annotation_crowdbonus"
         ordering = ["id"]
         verbose_name_plural = "crowd bonuses"
         constraints = [

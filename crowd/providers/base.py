@@ -1,0 +1,158 @@
+"""The interface of a crowd provider: every operation callers use, and every rule in which the
+platforms differ (settings, lease length, fees, warnings, review scope, blocking, disposal, what
+the worker pages need). One module per provider implements it; registry.py maps a batch's
+provider to its class. Nothing outside this package compares provider names: it asks the provider.
+
+Local bookkeeping lives in the services (crowd.services); a provider does what happens on its
+platform and answers for its rules. Operations a platform lacks raise UserError.
+"""
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import ClassVar, Self
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotation.models import Annotator
+from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdTaskStatus
+
+DEFAULT_UNITS_PER_WORKER = 10
+
+
+@dataclass
+class SyncReport:
+    """What a sync saw: assignments imported for the first time, already known ones, scores that
+    had to be recovered from the provider's copy of the answer, and mismatches to look at."""
+
+    tasks: int = 0
+    seen: int = 0
+    imported: int = 0
+    already_imported: int = 0
+    recovered: int = 0
+    saved_here_not_submitted: int = 0
+    submitted_without_scores: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Blocking(enum.Enum):
+    """What blocking a worker means beyond our own block (annotator_block)."""
+
+    HERE_ONLY = "here only"  # no account on a platform: our own annotators, a link's worker ids
+    BY_HAND = "by hand"  # an account on the platform, which offers no call to block it
+    ON_PLATFORM = "on the platform"  # block() and unblock() act on the platform
+
+
+class Provider:
+    """A crowd platform. The class attributes say what it offers; the methods take the batch they
+    act on. Making one is cheap and calls nothing (a client is made on first use)."""
+
+    name: ClassVar[str] = ""
+    # A sandbox beside production: only such a batch may be a production (real money) one.
+    has_sandbox: ClassVar[bool] = False
+    blocking: ClassVar[Blocking] = Blocking.HERE_ONLY
+    # Finished tasks can be deleted on the platform (dispose).
+    disposes_tasks: ClassVar[bool] = False
+    # Workers arrive by the batch's signed link (/crowd/l/<token>/) and go from unit to unit there.
+    enters_by_link: ClassVar[bool] = False
+    # The researcher hands that link to a platform themselves (the plan page shows it).
+    shows_link: ClassVar[bool] = False
+    # Once our page has saved the scores, it hands the assignment in on the platform's own form.
+    hands_in_on_platform: ClassVar[bool] = False
+    default_reward: ClassVar[str] = "0"
+
+    @classmethod
+    def for_batch(cls, *, batch: CrowdBatch) -> Self:
+        """The provider that works on the batch's platform (its sandbox or production)."""
+        return cls()
+
+    # -- the platform's rules -----------------------------------------------------------------
+
+    def settings_check(self, *, batch: CrowdBatch) -> None:
+        """Refuse settings the platform would refuse at publish time (a clear error names them)."""
+
+    def lease_seconds(self, *, batch: CrowdBatch) -> int | None:
+        """How long a worker holds a unit (None: the dataset's default)."""
+        return int((batch.settings or {}).get("assignment_duration_seconds") or 0) or None
+
+    def reward(self, *, batch: CrowdBatch) -> Decimal:
+        """What one assignment pays."""
+        return Decimal(str((batch.settings or {}).get("reward", self.default_reward)))
+
+    def fee(self, *, batch: CrowdBatch) -> Decimal:
+        """The share of rewards and bonuses the platform charges on top."""
+        return Decimal("0")
+
+    def cost_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        """What the cost planner should point out about the platform's charges."""
+        return []
+
+    def batch_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        """What the batch's status should point out about the platform's charges."""
+        return []
+
+    def units_per_worker(self, *, batch: CrowdBatch) -> int:
+        """How many units one worker arriving by the batch's link scores at most."""
+        return int((batch.settings or {}).get("units_per_worker") or DEFAULT_UNITS_PER_WORKER)
+
+    def link_entry_check(self, *, batch: CrowdBatch, params: Mapping[str, str]) -> None:
+        """Refuse a worker arriving by the batch's link with the platform's parameters (``params``,
+        the query string) when they belong elsewhere."""
+
+    def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
+        """The worker's scores are saved here: what that means for their assignment on our side."""
+
+    def reviewed_with(self, *, crowd_assignment: CrowdAssignment) -> QuerySet[CrowdAssignment]:
+        """The assignments one review decides: on most platforms the one reviewed."""
+        return CrowdAssignment.objects.filter(pk=crowd_assignment.pk)
+
+    # -- what happens on the platform ---------------------------------------------------------
+
+    def publish(self, *, batch: CrowdBatch) -> None:
+        """Put the batch's pending tasks on the platform (idempotent: published tasks are skipped)."""
+
+    def sync(self, *, batch: CrowdBatch) -> SyncReport:
+        """Import submitted work exactly once (idempotent, safe to re-run after a crash)."""
+        return SyncReport()
+
+    def approve(self, *, crowd_assignment: CrowdAssignment, feedback: str, override_rejection: bool = False) -> None:
+        """Accept (and pay for) a submission."""
+
+    def reject(self, *, crowd_assignment: CrowdAssignment, feedback: str) -> None:
+        """Refuse a submission."""
+
+    def bonus(self, *, bonus: CrowdBonus) -> None:
+        raise UserError(f"bonuses are paid on {self.name}'s own site for this provider")
+
+    def block(self, *, worker: Annotator, reason: str, batch: CrowdBatch | None = None) -> None:
+        """Keep a worker out on the platform too (ours is done by annotator_block)."""
+
+    def unblock(self, *, worker: Annotator, reason: str, batch: CrowdBatch | None = None) -> None:
+        """Undo :meth:`block`."""
+
+    def expire(self, *, batch: CrowdBatch) -> None:
+        """Stop new workers from starting the batch's tasks."""
+
+    def dispose(self, *, batch: CrowdBatch) -> int:
+        """Delete the batch's finished tasks on the platform; returns how many."""
+        raise UserError(f"{self.name} keeps no tasks to delete")
+
+    def balance(self, *, batch: CrowdBatch) -> str | None:
+        """Money left on the requester account, when the platform says."""
+        return None
+
+    def notify(self, *, batch: CrowdBatch, worker_ids: list[str], subject: str, message: str) -> int:
+        """Message workers; returns how many the platform failed to reach."""
+        raise UserError(f"{self.name} cannot message workers from here")
+
+
+def pending_tasks_open(*, batch: CrowdBatch) -> None:
+    """Publishing where the units are served by our own pages: the pending tasks open."""
+    batch.tasks.filter(status=CrowdTaskStatus.PENDING).update(
+        status=CrowdTaskStatus.PUBLISHED, published_at=timezone.now()
+    )

@@ -1,0 +1,17 @@
+"""WellChosen's own annotator accounts as a crowd provider: publishing opens the units on our
+annotator pages; nothing happens anywhere else."""
+
+from core.errors import UserError
+from crowd.models import CrowdBatch, CrowdBonus, CrowdProvider
+
+from .base import Provider, pending_tasks_open
+
+
+class InternalProvider(Provider):
+    name = CrowdProvider.INTERNAL
+
+    def publish(self, *, batch: CrowdBatch) -> None:
+        pending_tasks_open(batch=batch)
+
+    def bonus(self, *, bonus: CrowdBonus) -> None:
+        raise UserError("internal annotators are not paid through WellChosen")

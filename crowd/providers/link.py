@@ -1,0 +1,65 @@
+"""The link provider: any platform that sends workers to a URL with their id and takes a
+completion code back. One signed URL per batch (made here, and by Prolific for its study); the
+platform's approvals come back as a CSV (crowd.services)."""
+
+import re
+import secrets
+from decimal import Decimal
+
+from django.conf import settings
+from django.core import signing
+from django.urls import reverse
+from django.utils import timezone
+
+from core.errors import UserError
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdProvider, CrowdTaskStatus
+
+from .base import Provider, pending_tasks_open
+
+_SALT = "wellchosen.crowd.link"
+WORKER_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+class LinkProvider(Provider):
+    name = CrowdProvider.LINK
+    enters_by_link = True
+    shows_link = True
+
+    def fee(self, *, batch: CrowdBatch) -> Decimal:
+        return Decimal(str((batch.settings or {}).get("fee_rate", "0")))
+
+    def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
+        # No platform reports the submission: saving the scores here is submitting.
+        CrowdAssignment.objects.filter(pk=crowd_assignment.pk, status=CrowdAssignmentStatus.ACCEPTED).update(
+            status=CrowdAssignmentStatus.SUBMITTED, submitted_at=timezone.now()
+        )
+
+    def publish(self, *, batch: CrowdBatch) -> None:
+        if not batch.completion_code:
+            batch.completion_code = secrets.token_hex(4).upper()
+            batch.save(update_fields=["completion_code"])
+        pending_tasks_open(batch=batch)
+
+    def expire(self, *, batch: CrowdBatch) -> None:
+        batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).update(
+            status=CrowdTaskStatus.EXPIRED, expires_at=timezone.now()
+        )
+
+
+def link_token(*, batch: CrowdBatch) -> str:
+    return signing.dumps({"b": batch.pk, "t": batch.token}, salt=_SALT)
+
+
+def link_token_read(*, token: str) -> dict:
+    """What a batch's link token carries (its batch's id and token), or UserError."""
+    max_age = settings.WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS * 86400
+    try:
+        return signing.loads(token, salt=_SALT, max_age=max_age)
+    except signing.BadSignature as exc:
+        raise UserError("this link is not valid (or has expired)") from exc
+
+
+def link_url(*, batch: CrowdBatch) -> str:
+    """The URL to give the platform; it appends (or substitutes) the worker's id as ?worker=..."""
+    base = settings.WELLCHOSEN_PUBLIC_URL.rstrip("/")
+    return f"{base}{reverse('crowd-link', args=[link_token(batch=batch)])}"
