@@ -7,6 +7,9 @@ from annotation.services.testset_build import testset_build
 from evaluation.models import Campaign, GeneratedResponse, Generation, ResponseRating
 from tests.factories import DatasetFactory, RepositoryFactory, UtteranceFactory
 
+# Human ratings (1-5, two raters) of the three systems of the campaign job and command tests.
+HUMAN_RATINGS = {"tiny": (4, 5), "shortest": (2, 3), "longest": (1, 1)}
+
 GOOD_GT = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]
 

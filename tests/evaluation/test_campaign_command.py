@@ -5,8 +5,8 @@ from django.core.management import CommandError, call_command
 
 from evaluation.models import Campaign, RandomTrialResult
 from evaluation.scoring.loading import scorer_cache_clear
+from tests.evaluation.campaign_helpers import HUMAN_RATINGS as HUMAN
 from tests.evaluation.campaign_helpers import build_repository, build_testset, rated_generation
-from tests.evaluation.test_campaign_job import HUMAN
 
 
 @pytest.fixture

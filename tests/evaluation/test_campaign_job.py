@@ -11,12 +11,17 @@ from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTria
 from evaluation.report import CHOSEN, RANDOM, SPLIT_HALF
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaigns import campaign_start
-from tests.evaluation.campaign_helpers import build_repository, build_testset, campaign_with, rated_generation
+from tests.evaluation.campaign_helpers import (
+    HUMAN_RATINGS,
+    build_repository,
+    build_testset,
+    campaign_with,
+    rated_generation,
+)
 from tests.evaluation.plugins import LongestWinsPlugin
 
 TRIALS = 10
 # human ratings per system (two annotators, one response per test-set question): a clear ranking
-HUMAN = {"tiny": (4, 5), "shortest": (2, 3), "longest": (1, 1)}
 
 
 @pytest.fixture
@@ -37,7 +42,9 @@ def rated_campaign(testset, repository, names, **fields) -> Campaign:
     """A campaign of the named systems, each with one rated response per test-set question."""
     keys = [f"q{question_id}" for question_id in testset.items.values_list("question_id", flat=True)]
     generations = [
-        rated_generation(System.objects.get(name=name), [HUMAN[name]] * len(keys), dataset=testset.dataset, keys=keys)
+        rated_generation(
+            System.objects.get(name=name), [HUMAN_RATINGS[name]] * len(keys), dataset=testset.dataset, keys=keys
+        )
         for name in names
     ]
     systems = System.objects.filter(name__in=names)
@@ -72,7 +79,7 @@ def test_campaign_job_evaluates_runs_random_trials_and_reports(setup):
         evaluation = Evaluation.objects.get(system__name=name)
         assert row["accuracy"] == evaluation.summary["accuracy"]
         assert [row["ci_low"], row["ci_high"]] == evaluation.summary["ci95"]
-        assert row["human"] == pytest.approx(sum(HUMAN[name]) / 2)
+        assert row["human"] == pytest.approx(sum(HUMAN_RATINGS[name]) / 2)
         assert row["random"]["trials"] == TRIALS
         assert set(row["metrics"]) == {"BLEU-1", "BLEU-2", "METEOR", "ROUGE-L"}
     # the correlation table has every row, the box plot one point per trial, the breakdown the labels
