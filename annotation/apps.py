@@ -7,7 +7,6 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.services.job_handlers import HANDLERS
-        from core.job_registry import job_kind_register
+        from core.job_registry import job_kinds_register
 
-        for params, handler in HANDLERS.items():
-            job_kind_register(params=params, handler=handler)
+        job_kinds_register(HANDLERS)

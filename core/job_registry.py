@@ -9,7 +9,7 @@ another app's kinds, so adding a kind to an app touches only that app.
 import dataclasses
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -93,8 +93,8 @@ _kinds: dict[str, JobKind] = {}
 
 
 def job_kind_register(*, params: type[JobParams], handler: Handler) -> JobKind:
-    """Declare a job kind. Registering the same kind again (a second ``ready()``) is a no-op;
-    another class under a taken name is an error."""
+    """Declare a job kind. The same class again (a second ``ready()``) is registered again with
+    the handler given; another class under a taken name is an error."""
     if params.queue not in QUEUES:
         raise ValueError(f"job kind {params.kind!r}: queue must be one of {QUEUES}, not {params.queue!r}")
     existing = _kinds.get(params.kind)
@@ -103,6 +103,12 @@ def job_kind_register(*, params: type[JobParams], handler: Handler) -> JobKind:
     kind = JobKind(params=params, handler=handler)
     _kinds[params.kind] = kind
     return kind
+
+
+def job_kinds_register(handlers: Mapping[type[JobParams], Handler]) -> None:
+    """Declare an app's job kinds, ``{params class: handler}`` (called from its AppConfig.ready())."""
+    for params, handler in handlers.items():
+        job_kind_register(params=params, handler=handler)
 
 
 def job_kind_unregister(name: str) -> None:

@@ -7,10 +7,9 @@ class CrowdConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.services.annotators_admin import annotator_platform_block_register
-        from core.job_registry import job_kind_register
+        from core.job_registry import job_kinds_register
         from crowd.services.job_handlers import HANDLERS
         from crowd.services.workers import crowd_worker_platforms_block
 
-        for params, handler in HANDLERS.items():
-            job_kind_register(params=params, handler=handler)
+        job_kinds_register(HANDLERS)
         annotator_platform_block_register(crowd_worker_platforms_block)
