@@ -23,11 +23,9 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from .decoding import STRATEGIES, Decoding, Response, context_seed, cut, stop_text
+from .decoding import Decoding, Response
 from .loading import scorer_for
 from .plugin import PluginScorer
-
-__all__ = ["STRATEGIES", "Decoding", "PluginGenerator", "Response", "context_seed", "cut", "generator_for", "stop_text"]
 
 
 class PluginGenerator:

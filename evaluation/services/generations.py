@@ -17,7 +17,8 @@ from core.services.jobs import JobProgress, job_create
 from evaluation.job_params import GenerateParams
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
-from evaluation.scoring.generate import Decoding, context_seed, generator_for
+from evaluation.scoring.decoding import Decoding, context_seed
+from evaluation.scoring.generate import generator_for
 from evaluation.selectors import generation_questions, pending_generation_questions, unanswered_questions
 from evaluation.services.tracking import run_tracked
 

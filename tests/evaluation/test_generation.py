@@ -9,7 +9,8 @@ from core.models import Job, JobStatus
 from core.services.jobs import job_execute
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import EvaluationStatus, GeneratedResponse, Generation, System
-from evaluation.scoring.generate import Decoding, context_seed, cut, generator_for, stop_text
+from evaluation.scoring.decoding import Decoding, context_seed, cut, stop_text
+from evaluation.scoring.generate import generator_for
 from evaluation.scoring.lm_generate import LMGenerator
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.generations import generation_start
