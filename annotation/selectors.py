@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
-from annotation.models import Annotator, Candidate, Dataset, FilterRules, Score
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Score, counted_scores_q
 from annotation.rules import (
     FalseDecision,
     GroundTruthDecision,
@@ -50,7 +50,7 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
 
 def _question_score_counts(*, question_id: int, rules: FilterRules) -> list[dict]:
     """Per response of one question: its scores, and how many meet each rule's score condition;
-    scores of excluded annotators do not count.
+    only counted scores (confirmed, of annotators whose scores are not excluded) count.
 
     Plain SQL because this runs twice for every unit handed out and taken back (the annotators' hot
     path): the ORM spent longer building the four filtered counts than the database took to run
@@ -63,7 +63,7 @@ def _question_score_counts(*, question_id: int, rules: FilterRules) -> list[dict
                SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END)
         FROM {candidate} c
         LEFT JOIN ({score} s INNER JOIN {annotator} a ON a.id = s.annotator_id AND NOT a.scores_excluded)
-          ON s.candidate_id = c.id
+          ON s.candidate_id = c.id AND s.counted
         WHERE c.question_id = %s
         GROUP BY c.id, c.is_ground_truth
         ORDER BY c.id"""
@@ -101,8 +101,9 @@ def filter_rules_get(*, version: int | None) -> FilterRules:
 
 def candidate_score_counts(*, dataset: Dataset, rules: FilterRules) -> QuerySet:
     """Per candidate of the dataset's original questions: how many scores, and how many meet each
-    rule's score condition. One aggregate query; scores of excluded annotators do not count."""
-    valid = Q(scores__annotator__scores_excluded=False)
+    rule's score condition. One aggregate query; only counted
+    scores (models.scoring.counted_scores_q) count."""
+    valid = counted_scores_q("scores__")
     return (
         Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True)
         .values("id", "question_id", "is_ground_truth")
@@ -190,7 +191,7 @@ def score_category_table(*, scores: QuerySet) -> np.ndarray:
 
 
 def dataset_agreement(*, dataset: Dataset) -> dict:
-    scores = Score.objects.filter(candidate__question__dataset=dataset, annotator__scores_excluded=False)
+    scores = Score.objects.counted().filter(candidate__question__dataset=dataset)
     return {"dataset": dataset.name, **agreement_summary(score_category_table(scores=scores))}
 
 
@@ -207,9 +208,7 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
     tables = []
     for start in range(0, len(candidate_ids), 5000):
         chunk = candidate_ids[start : start + 5000]
-        tables.append(
-            score_category_table(scores=Score.objects.filter(candidate_id__in=chunk, annotator__scores_excluded=False))
-        )
+        tables.append(score_category_table(scores=Score.objects.counted().filter(candidate_id__in=chunk)))
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
 
 

@@ -115,6 +115,7 @@ class CrowdAssignmentStatus(models.TextChoices):
     APPROVED = "approved", "approved"
     REJECTED = "rejected", "rejected"
     RETURNED = "returned", "returned / abandoned"
+    DISCARDED = "discarded", "discarded (the platform never confirmed it)"
 
 
 class CrowdAssignment(models.Model):

@@ -10,7 +10,7 @@ from django.core import signing
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Annotator, AssignmentStatus, QuestionWork
+from annotation.models import Annotator, AssignmentStatus, QuestionWork, Score
 from annotation.selectors import filter_preview, filter_rules_current
 from annotation.services.quality import annotators_quality
 from core.errors import UserError
@@ -115,6 +115,8 @@ def crowd_batch_status(*, batch: CrowdBatch) -> dict:
         "status": batch.status,
         "tasks": tasks,
         "assignments": assignments,
+        # Saved here, not yet confirmed by the platform (crowd.services.confirmation): shown, not counted.
+        "scores_awaiting_confirmation": Score.objects.filter(assignment__crowd__batch=batch, counted=False).count(),
         "bonuses_paid": str(
             CrowdBonus.objects.filter(crowd_assignment__batch=batch, status=CrowdBonusStatus.PAID).aggregate(
                 s=Sum("amount")

@@ -3,7 +3,16 @@
 import re
 from collections import defaultdict
 
-from annotation.models import Context, DatasetTask, Question, Score, TestSetCandidate, TestSetQuestion, Turn
+from annotation.models import (
+    Context,
+    DatasetTask,
+    Question,
+    Score,
+    TestSetCandidate,
+    TestSetQuestion,
+    Turn,
+    counted_scores_q,
+)
 from evaluation.human import system_human_scores
 from evaluation.models import (
     CandidateResult,
@@ -93,8 +102,8 @@ def human_ratings(
     Two sources, merged: imported ``ResponseRating`` rows of ``aspect`` (annotator keys as in the
     file), and ratings collected here, the ``Score`` rows on a response's candidate in a rating
     dataset (annotator key ``a<annotator id>``; the "rate this response" task asks for
-    appropriateness, :data:`COLLECTED_ASPECT`, so they count for that aspect only). Scores of
-    annotators whose scores are excluded do not count. Attention checks never appear: their answer
+    appropriateness, :data:`COLLECTED_ASPECT`, so they count for that aspect only). Only counted
+    scores (confirmed, of annotators whose scores are not excluded) count. Attention checks never appear: their answer
     is kept on the assignment (``Assignment.check_value``), never as a Score. Responses without any
     rating are left out; each response's ratings are in annotator-key order (numbers in keys
     compared as numbers). At most two queries, whatever the number of ratings.
@@ -106,9 +115,9 @@ def human_ratings(
     # One filter() call: the values below reuse its join to the (shared) candidate's responses, so a
     # score counts once for each response of these generations that its candidate stands for.
     collected = GeneratedResponse.objects.filter(
+        counted_scores_q("candidate__scores__"),
         generation_id__in=generation_ids,
         candidate__question__dataset__task=DatasetTask.RATE,
-        candidate__scores__annotator__scores_excluded=False,
     ).values_list(
         "generation__system__name", "context_key", "candidate__scores__annotator_id", "candidate__scores__value"
     )

@@ -20,8 +20,8 @@ class AnnotatorAdmin(admin.ModelAdmin):
 
 @admin.register(Score)
 class ScoreAdmin(ReadOnlyAdmin):
-    list_display = ["id", "candidate_id", "annotator", "value", "assignment_ref", "created_at"]
-    list_filter = ["value", "annotator__provider", "candidate__question__dataset"]
+    list_display = ["id", "candidate_id", "annotator", "value", "counted", "assignment_ref", "created_at"]
+    list_filter = ["value", "counted", "annotator__provider", "candidate__question__dataset"]
     list_select_related = ["annotator"]
     raw_id_fields = ["candidate", "annotator"]
     change_list_template = "admin/wellchosen/score_changelist.html"

@@ -8,7 +8,7 @@ from .assignment import (
 )
 from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
 from .repository import Repository, Utterance
-from .scoring import Annotator, AnnotatorProvider, FilterRules, Score
+from .scoring import Annotator, AnnotatorProvider, FilterRules, Score, counted_scores_q
 from .testset import TestSet, TestSetCandidate, TestSetQuestion
 
 __all__ = [
@@ -34,4 +34,5 @@ __all__ = [
     "TestSetQuestion",
     "Turn",
     "Utterance",
+    "counted_scores_q",
 ]

@@ -41,9 +41,23 @@ class Annotator(models.Model):
         return self.display_name or f"{self.provider}:{self.external_id}"
 
 
+def counted_scores_q(prefix: str = "") -> Q:
+    """The scores that count as evidence (filtering, adaptive stopping, agreement, test sets):
+    confirmed ones of annotators whose scores are not excluded. ``prefix`` reaches them through a
+    relation, e.g. ``"scores__"`` from a candidate."""
+    return Q(**{f"{prefix}counted": True, f"{prefix}annotator__scores_excluded": False})
+
+
+class ScoreQuerySet(models.QuerySet):
+    def counted(self) -> "ScoreQuerySet":
+        return self.filter(counted_scores_q())
+
+
 class Score(models.Model):
     MIN_VALUE = 0
     MAX_VALUE = 5
+
+    objects = ScoreQuerySet.as_manager()
 
     candidate = models.ForeignKey("annotation.Candidate", on_delete=models.CASCADE, related_name="scores")
     annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="scores")
@@ -56,6 +70,11 @@ class Score(models.Model):
         "annotation.Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="scores"
     )
     labels = models.JSONField(default=list, blank=True, help_text='"Why is it wrong" labels for scores <= 2')
+    # A crowd worker's score counts only once the platform has confirmed their assignment (the
+    # crowd app's sync decides): until then it is stored and shown, never evidence.
+    counted = models.BooleanField(
+        default=True, help_text="Counts as evidence; a crowd score waits for the platform's confirmation"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

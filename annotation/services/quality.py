@@ -28,7 +28,7 @@ REFRESH_EVERY_SECONDS = 60
 
 def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
     scores = Score.objects.filter(candidate__question__dataset=dataset)
-    counted = scores.filter(annotator__scores_excluded=False)
+    counted = scores.counted()
     histogram = [0] * 6
     for value, n in counted.values_list("value").annotate(n=Count("id")).order_by():
         histogram[value] = n
@@ -94,9 +94,7 @@ def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
             result[row["annotator_id"]].identical_units += 1
     by_item: dict[int, list[tuple[int, int]]] = {}
     for candidate_id, annotator_id, value in (
-        scores.filter(annotator__scores_excluded=False)
-        .values_list("candidate_id", "annotator_id", "value")
-        .iterator(chunk_size=20000)
+        scores.counted().values_list("candidate_id", "annotator_id", "value").iterator(chunk_size=20000)
     ):
         by_item.setdefault(candidate_id, []).append((annotator_id, value))
     for annotator_id, (compared, agree) in leave_one_out_agreement(by_item).items():
@@ -142,7 +140,7 @@ def overall_agreement_refresh() -> dict:
     bootstrap interval), kept in the cache for the dashboard's index. Computed here, in the refresh
     job, because it reads one row per scored candidate of the whole site and bootstraps: seconds on
     a large site, far too slow for a page."""
-    counted = Score.objects.filter(annotator__scores_excluded=False)
+    counted = Score.objects.counted()
     table = score_category_table(scores=counted)
     data = {
         "kappa": agreement_summary(table),

@@ -1,16 +1,19 @@
 """Taking an annotator's scores for a unit: validated, stored exactly once, decisions updated."""
 
+import logging
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, AssignmentStatus, QuestionWork, Score
 from core.errors import UserError
 
-from .assignment import work_refresh
+from .assignment import _free_slots, work_refresh
 from .quality import quality_refresh_soon
+
+logger = logging.getLogger(__name__)
 
 # An unrelated response should be scored "not appropriate at all": 1, or 0 ("ungrammatical") on the
 # 0-5 scale of test-set building; on the 1-5 rating scale only 1 passes.
@@ -36,9 +39,12 @@ def unit_submit(
     answers: dict[str, Answer],
     duration_ms: int | None = None,
     provider_ref: str = "",
+    counted: bool = True,
 ) -> SubmitResult:
     """Store the scores of one unit. A second submission of the same unit changes nothing; a
-    submission after the lease was reclaimed is taken only while the unit still has a free slot."""
+    submission after the lease was reclaimed is taken only while the unit still has a free slot.
+    ``counted=False``: stored and shown, but no evidence until confirmed (a crowd worker's scores
+    before the platform has confirmed the assignment)."""
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update()
@@ -69,6 +75,7 @@ def unit_submit(
                     assignment=assignment,
                     assignment_ref=provider_ref or assignment.provider_ref,
                     duration_ms=per_item_ms,
+                    counted=counted,
                 )
                 for candidate_id, answer in scores
             ]
@@ -123,3 +130,40 @@ def _validate(assignment: Assignment, answers: dict[str, Answer], *, labels: lis
         else:
             scores.append((item["candidate_id"], answer))
     return scores, check_value
+
+
+def unit_discard(*, assignment_id: int, reason: str) -> bool:
+    """Take back a unit whose work must not count (a crowd assignment its platform never
+    confirmed): its scores are deleted, the slot it held goes to another annotator, and it cannot
+    be submitted again. Returns False when there was nothing to take back."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+        if assignment is None or assignment.status == AssignmentStatus.RELEASED:
+            return False
+        # An expired lease gave its slot back already; a live lease or a submission still holds one.
+        holds_slot = assignment.status in (AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED)
+        deleted, _ = Score.objects.filter(assignment=assignment).delete()
+        Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.RELEASED)
+        if holds_slot:
+            _free_slots([assignment.question_id])
+        work_refresh(question_id=assignment.question_id)
+        dataset_id = assignment.question.dataset_id
+        transaction.on_commit(lambda: quality_refresh_soon(dataset_id=dataset_id))
+    logger.warning(
+        "unit %s of annotator %s discarded (%d scores): %s", assignment_id, assignment.annotator_id, deleted, reason
+    )
+    return True
+
+
+def unit_scores_count(*, assignments: QuerySet[Assignment], counted: bool) -> int:
+    """Make the scores of these units count, or stop counting (their platform confirmed the work,
+    or withdrew it); the decisions of their questions are recomputed. Returns how many changed."""
+    with transaction.atomic():
+        changing = Score.objects.filter(assignment__in=assignments, counted=not counted)
+        touched = set(changing.values_list("candidate__question_id", "candidate__question__dataset_id"))
+        changed = changing.update(counted=counted)
+        for question_id in sorted({question_id for question_id, _ in touched}):
+            work_refresh(question_id=question_id)
+        for dataset_id in {dataset_id for _, dataset_id in touched}:
+            transaction.on_commit(lambda dataset_id=dataset_id: quality_refresh_soon(dataset_id=dataset_id))
+    return changed

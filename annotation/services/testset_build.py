@@ -161,7 +161,8 @@ def _score_snapshots(candidate_ids: list[int]) -> dict[int, list]:
     snapshots: dict[int, list] = {}
     for start in range(0, len(candidate_ids), 5000):
         scores = (
-            Score.objects.filter(candidate_id__in=candidate_ids[start : start + 5000], annotator__scores_excluded=False)
+            Score.objects.counted()
+            .filter(candidate_id__in=candidate_ids[start : start + 5000])
             .select_related("annotator")
             .order_by("candidate_id", "annotator_id")
         )

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import ClassVar, Self
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Annotator
 from core.errors import UserError
-from crowd.models import CrowdAssignment, CrowdBatch, CrowdBonus, CrowdTaskStatus
+from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdTaskStatus
 
 DEFAULT_UNITS_PER_WORKER = 10
 
@@ -35,6 +35,11 @@ class SyncReport:
     recovered: int = 0
     saved_here_not_submitted: int = 0
     submitted_without_scores: list[str] = field(default_factory=list)
+    # Scores the platform's confirmation made count, or its rejection stopped counting.
+    scores_confirmed: int = 0
+    scores_withdrawn: int = 0
+    # Assignments the platform did not know by their deadline: their scores were deleted.
+    discarded: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -106,6 +111,21 @@ class Provider:
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         """The worker's scores are saved here: what that means for their assignment on our side."""
+
+    def confirmed(self) -> Q:
+        """The crowd assignments whose work the platform has confirmed (a filter on CrowdAssignment):
+        only their scores count. By default: sync saw the assignment on the platform, for that
+        worker and task, submitted or approved."""
+        return Q(
+            imported_at__isnull=False, status__in=[CrowdAssignmentStatus.SUBMITTED, CrowdAssignmentStatus.APPROVED]
+        )
+
+    def confirm_within_seconds(self, *, batch: CrowdBatch) -> int | None:
+        """How long after a worker took a unit the platform must know their assignment: past that,
+        sync discards work saved here that the platform never saw (None: never discarded here).
+        By default the platform's own deadline for the assignment, so an invented worker holds a
+        unit no longer than a real one's lease would."""
+        return self.lease_seconds(batch=batch) or batch.dataset.lease_minutes * 60
 
     def reviewed_with(self, *, crowd_assignment: CrowdAssignment) -> QuerySet[CrowdAssignment]:
         """The assignments one review decides: on most platforms the one reviewed."""

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core import signing
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,6 +28,14 @@ class LinkProvider(Provider):
 
     def fee(self, *, batch: CrowdBatch) -> Decimal:
         return Decimal(str((batch.settings or {}).get("fee_rate", "0")))
+
+    def confirmed(self) -> Q:
+        # No platform answers for a link's workers: the researcher's approvals file does
+        # (crowd.services.review.link_approvals_import).
+        return Q(status=CrowdAssignmentStatus.APPROVED)
+
+    def confirm_within_seconds(self, *, batch: CrowdBatch) -> int | None:
+        return None  # nothing to ask: unapproved work stays uncounted until the file says
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         # No platform reports the submission: saving the scores here is submitting.

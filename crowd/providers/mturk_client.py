@@ -27,6 +27,11 @@ PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
 SANDBOX_WORKER_URL = "https://workersandbox.mturk.com"
 PRODUCTION_WORKER_URL = "https://www.mturk.com"
 
+# The forms MTurk's service model gives its ids (EntityId; a worker is a CustomerId, "A..."): a
+# value of another form cannot come from MTurk.
+MTURK_ENTITY_ID = re.compile(r"^[A-Z0-9]{1,64}$")
+MTURK_WORKER_ID = re.compile(r"^A[A-Z0-9]{1,63}$")
+
 # System qualification types (MTurk documentation, "QualificationRequirement").
 QUAL_APPROVAL_RATE = "000000000000000000L0"  # PercentAssignmentsApproved
 QUAL_NUMBER_APPROVED = "00000000000000000040"  # NumberHITsApproved

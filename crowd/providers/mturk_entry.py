@@ -3,7 +3,6 @@
 page hands the assignment in to, and the scores as posted with it (sync can recover them)."""
 
 import json
-import re
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -15,9 +14,9 @@ from crowd.models import CrowdAssignment, CrowdBatchStatus, CrowdProvider, Crowd
 
 from .entry import crowd_assignment_enter
 from .mturk import MTurkProvider
+from .mturk_client import MTURK_ENTITY_ID, MTURK_WORKER_ID
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_MTURK_ID = re.compile(r"^[A-Z0-9]{1,64}$")
 
 
 def submit_to_check(*, url: str) -> str:
@@ -47,8 +46,12 @@ def mturk_enter(*, hit_id: str, assignment_id: str, worker_id: str, submit_to: s
     """A worker accepted a HIT: check the (worker, assignment, HIT) triple and lease them the unit
     for the HIT's own assignment duration."""
     submit_to_check(url=submit_to)
-    for name, value in (("assignmentId", assignment_id), ("workerId", worker_id), ("hitId", hit_id)):
-        if not _MTURK_ID.match(value or ""):
+    for name, value, form in (
+        ("assignmentId", assignment_id, MTURK_ENTITY_ID),
+        ("workerId", worker_id, MTURK_WORKER_ID),
+        ("hitId", hit_id, MTURK_ENTITY_ID),
+    ):
+        if not form.match(value or ""):
             raise UserError(f"{name} is missing or malformed")
     task = task_for_hit(hit_id=hit_id)
     if task.status != CrowdTaskStatus.PUBLISHED or task.batch.status != CrowdBatchStatus.PUBLISHED:

@@ -3,7 +3,6 @@ own transaction and exactly once (unique provider + assignment id), reconciled w
 (recovered from MTurk's copy of the answer where ours were never saved)."""
 
 import json
-import re
 import xml.etree.ElementTree as ET
 
 from django.db import IntegrityError, transaction
@@ -15,7 +14,7 @@ from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdTask, CrowdTaskStatus
 
 from .base import SyncReport
-from .mturk_client import MTurk
+from .mturk_client import MTURK_ENTITY_ID, MTURK_WORKER_ID, MTurk
 
 ASSIGNMENT_STATUSES = ["Submitted", "Approved", "Rejected"]
 _STATUS = {
@@ -23,7 +22,6 @@ _STATUS = {
     "Approved": CrowdAssignmentStatus.APPROVED,
     "Rejected": CrowdAssignmentStatus.REJECTED,
 }
-_ID = re.compile(r"^[A-Z0-9]{1,64}$")
 
 
 def hits_sync(*, api: MTurk, batch: CrowdBatch) -> SyncReport:
@@ -69,7 +67,7 @@ def assignment_import(*, batch: CrowdBatch, task: CrowdTask, item: dict, report:
     """One MTurk assignment, in its own transaction: a crash leaves earlier ones imported, and a
     re-run finds them (unique provider + assignment id) and only refreshes their status."""
     worker_id, assignment_id = item["WorkerId"], item["AssignmentId"]
-    if not _ID.match(worker_id) or not _ID.match(assignment_id):
+    if not MTURK_WORKER_ID.match(worker_id) or not MTURK_ENTITY_ID.match(assignment_id):
         raise UserError(f"MTurk returned malformed ids {worker_id!r} / {assignment_id!r}")
     with transaction.atomic():
         worker, _ = Annotator.objects.get_or_create(provider=AnnotatorProvider.MTURK, external_id=worker_id)
@@ -126,6 +124,7 @@ def answers_recover(*, crowd_assignment: CrowdAssignment, assignment: Assignment
             annotator=crowd_assignment.worker,
             answers=answers,
             provider_ref=crowd_assignment.external_id,
+            counted=False,  # the batch's confirmations decide (crowd.services.confirmation)
         )
     except UserError:
         return False

@@ -15,6 +15,7 @@ from crowd.models import CrowdBatch, CrowdBatchStatus, CrowdProvider, CrowdTask,
 from crowd.providers.base import Provider, SyncReport
 from crowd.providers.registry import provider_for
 from crowd.selectors import crowd_sync_in_flight
+from crowd.services.confirmation import crowd_confirmations_apply
 
 
 def crowd_batch_create(
@@ -120,6 +121,7 @@ def crowd_batch_publish(
 
 def crowd_batch_sync(*, batch: CrowdBatch, provider: Provider | None = None) -> SyncReport:
     report = provider_for(batch=batch, provider=provider).sync(batch=batch)
+    crowd_confirmations_apply(batch=batch, report=report, provider=provider)
     CrowdBatch.objects.filter(pk=batch.pk).update(synced_at=timezone.now())
     return report
 

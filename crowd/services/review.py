@@ -15,6 +15,7 @@ from crowd.providers.base import Provider
 from crowd.providers.link import WORKER_ID
 from crowd.providers.mturk_client import FEEDBACK_MAX, request_token
 from crowd.providers.registry import provider_for
+from crowd.services.confirmation import crowd_scores_reconcile
 
 
 def crowd_assignment_review(
@@ -45,9 +46,10 @@ def crowd_assignment_review(
         platform.approve(crowd_assignment=crowd_assignment, feedback=feedback, override_rejection=override_rejection)
     else:
         platform.reject(crowd_assignment=crowd_assignment, feedback=feedback)
-    platform.reviewed_with(crowd_assignment=crowd_assignment).update(
-        status=wanted, feedback=feedback, reviewed_at=timezone.now()
-    )
+    reviewed = platform.reviewed_with(crowd_assignment=crowd_assignment)
+    reviewed_ids = list(reviewed.values_list("pk", flat=True))
+    reviewed.update(status=wanted, feedback=feedback, reviewed_at=timezone.now())
+    crowd_scores_reconcile(batch=crowd_assignment.batch, crowd_assignments=reviewed_ids, provider=platform)
     crowd_assignment.refresh_from_db()
     return crowd_assignment
 
@@ -101,6 +103,7 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
                 feedback=((row.get(feedback_col) or "") if feedback_col else "")[:1024],
             )
             counts[status.value if changed else "unchanged"] += changed or 1
+        counts["scores_confirmed"], counts["scores_withdrawn"] = crowd_scores_reconcile(batch=batch)
     return counts
 
 

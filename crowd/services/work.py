@@ -16,12 +16,14 @@ from crowd.models import CrowdAssignment, CrowdBatch, CrowdBatchStatus, CrowdTas
 from crowd.providers.entry import crowd_assignment_enter
 from crowd.providers.link import WORKER_ID
 from crowd.providers.registry import provider_for
+from crowd.services.confirmation import crowd_scores_reconcile
 
 
 def crowd_unit_submit(
     *, crowd_assignment: CrowdAssignment, answers: dict[str, Answer], duration_ms: int | None = None
 ) -> SubmitResult:
-    """Save the worker's scores on our side first (exactly once); the page then posts to the provider."""
+    """Save the worker's scores on our side first (exactly once); the page then posts to the provider.
+    They count once the platform confirms the assignment (crowd.services.confirmation)."""
     if crowd_assignment.worker.is_blocked:
         raise UserError("this worker is blocked")
     result = unit_submit(
@@ -30,8 +32,11 @@ def crowd_unit_submit(
         answers=answers,
         duration_ms=duration_ms,
         provider_ref=crowd_assignment.external_id,
+        counted=False,
     )
-    provider_for(batch=crowd_assignment.batch).unit_submitted(crowd_assignment=crowd_assignment)
+    platform = provider_for(batch=crowd_assignment.batch)
+    platform.unit_submitted(crowd_assignment=crowd_assignment)
+    crowd_scores_reconcile(batch=crowd_assignment.batch, crowd_assignments=[crowd_assignment.pk], provider=platform)
     return result
 
 

@@ -5,7 +5,7 @@ from botocore.stub import Stubber
 from annotation.services.assignment import annotation_open
 from crowd.providers import mturk_client
 from crowd.providers.mturk import MTurkProvider
-from crowd.services.batches import crowd_batch_create
+from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 PUBLIC_URL = "https://wellchosen.example.org"
@@ -101,3 +101,11 @@ def published_tasks(mturk_batch):
     mturk_batch.external_id = HIT_TYPE
     mturk_batch.save()
     return tasks
+
+
+@pytest.fixture
+def link_batch(dataset):
+    batch = crowd_batch_create(dataset=dataset, provider="link", name="link", settings={"units_per_worker": 2})
+    crowd_batch_publish(batch=batch)
+    batch.refresh_from_db()
+    return batch

@@ -10,32 +10,9 @@ from annotation.models import Annotator, Score
 from core.errors import ImportFileError
 from crowd.models import CrowdAssignment
 from crowd.providers.link import link_token, link_url
-from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.review import link_approvals_import
 
-
-@pytest.fixture
-def link_batch(dataset):
-    batch = crowd_batch_create(dataset=dataset, provider="link", name="link", settings={"units_per_worker": 2})
-    crowd_batch_publish(batch=batch)
-    batch.refresh_from_db()
-    return batch
-
-
-def keys(html: str) -> list[str]:
-    return re.findall(r'name="score-([0-9a-f]+)" value="0"', html)
-
-
-def work_through(client, batch, worker="P1", value="1"):
-    """Open the link as a worker and score units until the completion page; returns that page."""
-    response = client.get(reverse("crowd-link", args=[link_token(batch=batch)]), {"worker": worker}, follow=True)
-    for _ in range(5):
-        html = response.content.decode()
-        if "completion-code" in html or not keys(html):
-            return response
-        action = re.search(r'id="unit-form" action="([^"]+)"', html).group(1)
-        response = client.post(action, {f"score-{k}": value for k in keys(html)}, follow=True)
-    return response
+from .link_helpers import work_through
 
 
 def test_publishing_a_link_batch_gives_a_signed_url_and_a_completion_code(link_batch):
