@@ -163,3 +163,25 @@ def test_rate_limited_requests_are_retried(prolific, study, api):
 def test_expiring_stops_the_study(prolific, study, api):
     crowd_batch_expire(batch=study, provider=ProlificProvider(api=api))
     assert prolific.studies[study.external_id]["status"] == "COMPLETED"
+
+
+def counted(pid: str) -> int:
+    return Score.objects.filter(annotator__external_id=pid, counted=True).count()
+
+
+def test_a_participants_scores_count_once_prolific_has_their_submission(client, prolific, study, api):
+    participate(client, study, "PID1")
+    assert Score.objects.filter(annotator__external_id="PID1").count() == 4 and counted("PID1") == 0
+    prolific.add_submission(study.external_id, "PID1")
+    report = crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
+    assert report.scores_confirmed == 4 and counted("PID1") == 4
+
+
+def test_an_invented_participant_id_is_discarded_once_its_lease_has_passed(client, prolific, study, api):
+    from datetime import timedelta
+
+    participate(client, study, "NOT-A-PARTICIPANT")
+    CrowdAssignment.objects.update(created_at=CrowdAssignment.objects.first().created_at - timedelta(days=1))
+    report = crowd_batch_sync(batch=study, provider=ProlificProvider(api=api))
+    assert len(report.discarded) == 2 and not Score.objects.exists()
+    assert set(CrowdAssignment.objects.values_list("status", flat=True)) == {"discarded"}
