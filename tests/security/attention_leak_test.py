@@ -49,9 +49,7 @@ def probed(db):
         forbidden.update(question.candidates.values_list("text_hash", flat=True))
         forbidden.update(text_hash(t) for t in turns)
     # another dataset's ground truth and context, also in the repository
-    other = QuestionFactory(
-        dataset=DatasetFactory(name="held-out"), ground_truth="The held-out answer stays secret."
-    )
+    other = QuestionFactory(dataset=DatasetFactory(name="held-out"), ground_truth="The held-out answer stays secret.")
     for text in [other.ground_truth, *other.context.turns.values_list("text", flat=True)]:
         forbidden.add(text_hash(text))
         if not repository.utterances.filter(text_hash=text_hash(text)).exists():
