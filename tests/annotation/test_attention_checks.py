@@ -203,7 +203,7 @@ def test_building_pools_sets_the_repository_only_when_none_is_chosen(db):
 
 
 def test_the_migration_gives_datasets_the_repository_of_most_of_their_candidates(db):
-    migration = importlib.import_module("annotation.migrations.0013_attention_checks_from_a_repository")
+    migration = importlib.import_module("annotation.migrations.0014_attention_checks_from_a_repository")
     dataset = DatasetFactory(name="existing")
     question = QuestionFactory(dataset=dataset)
     few, most = RepositoryFactory(name="few"), RepositoryFactory(name="most")

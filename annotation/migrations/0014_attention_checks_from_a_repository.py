@@ -25,7 +25,7 @@ def repositories_of_candidates(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_crowd_to_crowd_app'),
+        ('annotation', '0013_score_counted'),
     ]
 
     operations = [
