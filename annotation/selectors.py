@@ -328,3 +328,18 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
         "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
     }
+
+
+def attention_checks_status(*, dataset: Dataset) -> str:
+    """How the dataset's units get attention checks, or why they get none (dashboard and admin)."""
+    if not dataset.attention_check_rate:
+        return "no attention checks (attention_check_rate is 0)"
+    if dataset.attention_check_repository_id is None:
+        return (
+            "no attention checks: this dataset has no attention-check repository to draw unrelated "
+            "utterances from (set one in the admin; building candidate pools sets it)"
+        )
+    return (
+        f"attention checks in {dataset.attention_check_rate * 100:g} % of units, unrelated utterances of the "
+        f"repository {dataset.attention_check_repository.name}"
+    )

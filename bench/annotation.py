@@ -2,10 +2,11 @@
 
 Starts gunicorn (gthread workers) on a fresh PostgreSQL database, opens a dataset whose units
 add up to --submissions (5 annotators per unit, 1 ground truth + 4 candidates per question,
-attention checks in 10 % of units), and lets --annotators simulated people work at once: each
-asks for its next unit (GET /annotate/, which shows it), reads for a while (--think seconds
-on average) and submits its scores. Prints p50/p99 latency of "next unit" and "submit",
-throughput, errors, and checks that no score was lost or duplicated.
+attention checks in 10 % of units, drawn from a repository of 100,000 lines), and lets
+--annotators simulated people work at once: each asks for its next unit (GET /annotate/, which
+shows it), reads for a while (--think seconds on average) and submits its scores. Prints p50/p99
+latency of "next unit" and "submit", throughput, errors, and checks that no score was lost or
+duplicated.
 
     .venv/bin/python bench/annotation.py [--annotators 100] [--submissions 10000] [--think 1.0]
 """
@@ -85,13 +86,43 @@ def setup(n_questions: int, n_annotators: int) -> list[str]:
     from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
 
-    from annotation.models import Annotator, Candidate, Context, Dataset, DatasetMembership, Question, Turn
+    from annotation.models import (
+        Annotator,
+        Candidate,
+        Context,
+        Dataset,
+        DatasetMembership,
+        Question,
+        Repository,
+        Turn,
+        Utterance,
+    )
     from annotation.services.assignment import annotation_open
     from annotation.services.datasets import dataset_save
-    from core.text import text_hash
+    from core.text import count_tokens, text_hash
 
     call_command("migrate", verbosity=0)
-    dataset = dataset_save(dataset=Dataset(name="bench", adaptive_stopping=False, attention_check_rate=0.1))
+    repository = Repository.objects.create(name="bench-lines")
+    lines = [f"Line {i} of a film that none of the bench dialogues talk about." for i in range(100_000)]
+    Utterance.objects.bulk_create(
+        [
+            Utterance(
+                repository=repository,
+                text=line,
+                text_hash=text_hash(line),
+                n_tokens=count_tokens(line),
+                source="bench",
+                source_line=i + 1,
+            )
+            for i, line in enumerate(lines)
+        ],
+        batch_size=5000,
+    )
+    dataset = dataset_save(
+        dataset=Dataset(
+            name="bench", adaptive_stopping=False, attention_check_rate=0.1, attention_check_repository=repository
+        )
+    )
     contexts = Context.objects.bulk_create(
         [Context(dataset=dataset, source="bench", source_line=i + 1) for i in range(n_questions)]
     )

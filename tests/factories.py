@@ -158,3 +158,18 @@ class GeneratedResponseFactory(factory.django.DjangoModelFactory):
     context = factory.LazyFunction(lambda: ["Did you book the tickets?", "Not yet, the site was down."])
     references = factory.LazyFunction(lambda: ["I will try again tonight."])
     text = factory.Sequence(lambda n: f"Generated reply number {n}.")
+
+
+def unrelated_lines(repository, n: int, *, start: int = 0) -> None:
+    """``n`` lines of the repository that answer nothing, each long enough to be an attention check."""
+    for i in range(start, start + n):
+        UtteranceFactory(repository=repository, text=f"The lighthouse keeper painted boat number {i} green.")
+
+
+def attention_check_repository(dataset, *, utterances: int = 40, name: str | None = None) -> Repository:
+    """A repository of ``utterances`` unrelated lines made the dataset's attention-check repository."""
+    repository = RepositoryFactory(name=name or f"checks-for-{dataset.name}")
+    unrelated_lines(repository, utterances)
+    dataset.attention_check_repository = repository
+    dataset.save(update_fields=["attention_check_repository"])
+    return repository

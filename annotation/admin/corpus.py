@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
-from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current
+from annotation.selectors import attention_checks_status, dataset_agreement, filter_preview, filter_rules_current
 from annotation.services.datasets import dataset_save
 from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
 from core.services.uploads import upload_store
@@ -32,7 +32,7 @@ class DatasetAdmin(admin.ModelAdmin):
     ]
     list_filter = ["task"]
     search_fields = ["name"]
-    readonly_fields = ["created_at"]
+    readonly_fields = ["attention_checks", "created_at"]
     change_list_template = "admin/wellchosen/dataset_changelist.html"
 
     def get_fields(self, request, obj=None):
@@ -48,6 +48,10 @@ class DatasetAdmin(admin.ModelAdmin):
         if obj is not None and obj.is_rating:
             readonly.append("adaptive_stopping_applied")
         return readonly
+
+    @admin.display(description="attention checks")
+    def attention_checks(self, obj):
+        return attention_checks_status(dataset=obj)
 
     @admin.display(description="adaptive stopping")
     def adaptive_stopping_applied(self, obj):

@@ -67,6 +67,11 @@ class Assignment(models.Model):
     # [{"key": "r3", "candidate_id": 17}, ...] in display order; an attention check has
     # "check": true and "text" instead of a candidate. Keys reveal nothing about the ground truth.
     items = models.JSONField(default=list)
+    # The utterance the attention check item shows, when the unit has one: a column rather than a
+    # key inside items so that "never the same check twice to one annotator" is a constraint.
+    check_utterance = models.ForeignKey(
+        "annotation.Utterance", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     leased_until = models.DateTimeField()
     provider_ref = models.CharField(max_length=255, blank=True, help_text="Crowd assignment id, when any")
     check_value = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -79,6 +84,10 @@ class Assignment(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["question", "annotator"], name="assignment_once_per_annotator"),
+            # NULLs are distinct: units without a check do not collide.
+            models.UniqueConstraint(
+                fields=["annotator", "check_utterance"], name="assignment_check_once_per_annotator"
+            ),
         ]
         indexes = [
             models.Index(fields=["status", "leased_until"], name="assignment_lease"),

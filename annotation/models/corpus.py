@@ -26,6 +26,17 @@ class Dataset(models.Model):
     attention_check_rate = models.FloatField(
         default=0.1, help_text="Share of units that carry an unrelated response as an attention check"
     )
+    # Attention checks are utterances of this repository that are no text of any dataset: drawn
+    # from inside the dataset, a check would show an annotator another unit's ground truth.
+    attention_check_repository = models.ForeignKey(
+        "annotation.Repository",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where attention checks come from (set by building candidate pools, when empty). "
+        "Without one, units carry no attention check.",
+    )
     error_labels = models.JSONField(default=list, blank=True, help_text="Optional reasons for scores <= 2")
     task = models.CharField(max_length=16, choices=DatasetTask.choices, default=DatasetTask.SELECT)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -169,6 +180,8 @@ class Candidate(models.Model):
 
     class Meta:
         ordering = ["question_id", "id"]
+        # "Is this text a candidate anywhere?": an attention check must not be one.
+        indexes = [models.Index(fields=["text_hash"], name="candidate_text_hash")]
         constraints = [
             models.UniqueConstraint(fields=["question", "text_hash"], name="candidate_unique_text_per_question"),
             models.UniqueConstraint(

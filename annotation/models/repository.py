@@ -39,6 +39,9 @@ class Utterance(models.Model):
     class Meta:
         db_table = "retrieval_utterance"
         ordering = ["id"]
+        # Id bounds of a repository and a walk from a random id within it (attention checks):
+        # index probes, where the repository_id index alone would read every row of it.
+        indexes = [models.Index(fields=["repository", "id"], name="utterance_repository_id")]
         constraints = [
             models.UniqueConstraint(fields=["repository", "text_hash"], name="utterance_unique_text_per_repository"),
             models.CheckConstraint(condition=Q(source_line__gte=1), name="utterance_source_line_ge_1"),

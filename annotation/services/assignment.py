@@ -12,7 +12,7 @@ import secrets
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import (
@@ -26,6 +26,8 @@ from annotation.models import (
 )
 from annotation.selectors import filter_rules_current, question_open_candidates
 from core.errors import UserError
+
+from .attention_checks import attention_check_pick
 
 
 def annotation_open(*, dataset: Dataset) -> int:
@@ -114,10 +116,10 @@ def unit_next(*, annotator: Annotator, dataset: Dataset | None = None) -> Assign
             if not candidates:
                 QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
                 continue
-            assignment = Assignment.objects.create(
-                question=work.question,
+            assignment = _unit_create(
+                work=work,
                 annotator=annotator,
-                items=_items(work, annotator, candidates),
+                candidate_ids=candidates,
                 leased_until=timezone.now() + timedelta(minutes=work.dataset.lease_minutes),
             )
             QuestionWork.objects.filter(pk=work.pk).update(slots_taken=F("slots_taken") + 1)
@@ -155,25 +157,31 @@ def _pick(*, annotator: Annotator, dataset: Dataset | None) -> QuestionWork | No
     )
 
 
-def _items(work: QuestionWork, annotator: Annotator, candidate_ids: list[int]) -> list[dict]:
+def _unit_create(
+    *, work: QuestionWork, annotator: Annotator, candidate_ids: list[int], leased_until, provider_ref: str = ""
+) -> Assignment:
+    """The annotator's assignment of the unit: its candidates under opaque keys, with an attention
+    check in ``attention_check_rate`` of the units, in a shuffled order."""
     rng = random.Random(f"{work.question_id}:{annotator.pk}:{secrets.randbits(32)}")
     items = [{"key": secrets.token_hex(4), "candidate_id": cid} for cid in candidate_ids]
+    check = None
     if rng.random() < work.dataset.attention_check_rate:
-        text = _unrelated_text(work)
-        if text:
-            items.append({"key": secrets.token_hex(4), "check": True, "text": text})
+        check = attention_check_pick(dataset=work.dataset, annotator=annotator, rng=rng)
+        if check is not None:
+            items.append({"key": secrets.token_hex(4), "check": True, "text": check.text})
     rng.shuffle(items)
-    return items
-
-
-def _unrelated_text(work: QuestionWork) -> str | None:
-    """The ground truth of another, random question of the dataset: fluent, but not a reply here."""
-    bounds = Question.objects.filter(dataset_id=work.dataset_id).exclude(context_id=work.question.context_id)
-    ids = bounds.aggregate(lo=Count("id"))
-    if not ids["lo"]:
-        return None
-    offset = random.randrange(ids["lo"])
-    return bounds.order_by("id").values_list("ground_truth", flat=True)[offset]
+    assignment = Assignment(
+        question_id=work.question_id,
+        annotator=annotator,
+        items=items,
+        check_utterance=check,
+        leased_until=leased_until,
+        provider_ref=provider_ref,
+    )
+    if QuestionWork.question.is_cached(work):  # unit_next loaded it with its dataset for the unit page
+        assignment.question = work.question
+    assignment.save(force_insert=True)
+    return assignment
 
 
 def unit_lease_question(
@@ -215,10 +223,10 @@ def unit_lease_question(
         if not candidates:
             QuestionWork.objects.filter(pk=work.pk).update(is_open=False)
             raise UserError("this unit needs no more annotators")
-        assignment = Assignment.objects.create(
-            question_id=question_id,
+        assignment = _unit_create(
+            work=work,
             annotator=annotator,
-            items=_items(work, annotator, candidates),
+            candidate_ids=candidates,
             leased_until=timezone.now() + lease,
             provider_ref=provider_ref,
         )

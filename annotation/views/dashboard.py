@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
-from annotation.selectors import dataset_progress, overall_agreement
+from annotation.selectors import attention_checks_status, dataset_progress, overall_agreement
 from annotation.services.annotators_admin import annotator_block_everywhere
 from annotation.services.assignment import annotation_open
 from annotation.services.invitations import (
@@ -33,10 +33,11 @@ def dashboard_index(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = get_object_or_404(Dataset.objects.select_related("attention_check_repository"), name=name)
     snapshot = QualitySnapshot.objects.filter(dataset=dataset).first()
     context = {
         "dataset": dataset,
+        "attention_checks": attention_checks_status(dataset=dataset),
         "progress": dataset_progress(dataset=dataset),
         "snapshot": snapshot,
         "members": DatasetMembership.objects.filter(dataset=dataset)

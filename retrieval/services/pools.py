@@ -13,6 +13,7 @@ import numpy as np
 from django.db import transaction
 
 from annotation.models import Candidate, CandidateSource, Dataset, Question, Repository, Turn, Utterance
+from annotation.services.attention_checks import dataset_check_repository_adopt
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
@@ -71,6 +72,8 @@ def pools_build(
     if repository is None:
         raise UserError(f"no repository {repository_name!r}")
     pool_sizes_check(lexical=settings.lexical, dense=settings.dense)
+    # The attention checks of a dataset come from the repository of its candidates, unless one was chosen.
+    dataset_check_repository_adopt(dataset=dataset, repository=repository)
     lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress)
     lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
     versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}

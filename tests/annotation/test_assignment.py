@@ -8,7 +8,13 @@ from annotation.services.annotators_admin import annotator_block
 from annotation.services.assignment import annotation_open, leases_reclaim, unit_next
 from annotation.services.submission import Answer, unit_submit
 from core.errors import UserError
-from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
+from tests.factories import (
+    AnnotatorFactory,
+    CandidateFactory,
+    DatasetFactory,
+    QuestionFactory,
+    attention_check_repository,
+)
 
 
 @pytest.fixture
@@ -192,6 +198,7 @@ def test_blocking_releases_open_leases_and_stops_new_units(dataset):
 def test_attention_checks_are_added_and_judged(dataset):
     dataset.attention_check_rate = 1.0
     dataset.save()
+    attention_check_repository(dataset)
     annotator = member(dataset)
     assignment = unit_next(annotator=annotator)
     checks = [item for item in assignment.items if item.get("check")]

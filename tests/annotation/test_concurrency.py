@@ -13,7 +13,7 @@ from django.test import Client
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, Candidate, DatasetMembership, QuestionWork, Score
 from annotation.services.assignment import annotation_open
-from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
+from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory, attention_check_repository
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -29,6 +29,7 @@ def sessions(live_server):
         question = QuestionFactory(dataset=dataset)
         for i in range(3):
             CandidateFactory(question=question, text=f"reply {question.pk}.{i}")
+    attention_check_repository(dataset, utterances=n_questions)
     annotation_open(dataset=dataset)
     cookies = []
     for i in range(n_sessions):

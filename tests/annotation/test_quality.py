@@ -9,7 +9,13 @@ from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.quality import annotators_quality, quality_refresh
 from annotation.services.submission import Answer, unit_submit
-from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
+from tests.factories import (
+    AnnotatorFactory,
+    CandidateFactory,
+    DatasetFactory,
+    QuestionFactory,
+    attention_check_repository,
+)
 
 THRESHOLDS = {
     "check_pass_rate_min": 0.8,
@@ -91,6 +97,7 @@ def annotated(db):
         question = QuestionFactory(dataset=dataset)
         for i in range(3):
             CandidateFactory(question=question, text=f"reply {question.pk}-{i}")
+    attention_check_repository(dataset)
     annotation_open(dataset=dataset)
     people = {name: AnnotatorFactory(external_id=name) for name in ("careful", "second", "third", "careless")}
     for annotator in people.values():

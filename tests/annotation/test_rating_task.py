@@ -15,7 +15,14 @@ from annotation.services.score_import import scores_import
 from annotation.services.submission import Answer, unit_submit
 from annotation.services.testset_build import testset_build
 from core.errors import ImportFileError, UserError
-from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
+from tests.factories import (
+    AnnotatorFactory,
+    CandidateFactory,
+    DatasetFactory,
+    QuestionFactory,
+    UserFactory,
+    attention_check_repository,
+)
 
 
 def rating_dataset(name="rate", *, questions=1, **fields):
@@ -180,8 +187,9 @@ def test_every_response_of_a_rating_dataset_gets_every_rating(db):
 
 @pytest.mark.parametrize("value, passed", [(1, True), (2, False), (5, False)])
 def test_the_attention_check_expects_the_lowest_rating(db, value, passed):
-    # given units that always carry an unrelated response (another context's reference)
+    # given units that always carry an unrelated response (an utterance of a repository)
     dataset = rating_dataset(questions=2, attention_check_rate=1.0)
+    attention_check_repository(dataset)
     annotator = AnnotatorFactory()
     DatasetMembership.objects.create(annotator=annotator, dataset=dataset)
     assignment = unit_next(annotator=annotator)

@@ -27,6 +27,7 @@ from tests.factories import (
     GenerationFactory,
     QuestionFactory,
     ScoreFactory,
+    attention_check_repository,
 )
 
 CONTEXTS = {
@@ -196,6 +197,7 @@ def rated(generations):
     dataset = rating_dataset_create(name="rate-ab", generation_ids=[alpha.pk, beta.pk], annotators_per_item=3)
     dataset.attention_check_rate = 1.0
     dataset.save()
+    attention_check_repository(dataset)
     first, second, excluded = AnnotatorFactory.create_batch(3)
     values = {first.pk: {"I am fine .": 4, "I do not know.": 2}, second.pk: {"I am fine .": 5, "I do not know.": 1}}
 

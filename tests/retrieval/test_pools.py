@@ -1,8 +1,10 @@
 import pytest
 
-from annotation.models import Candidate, Question, Turn
+from annotation.models import Candidate, Dataset, DatasetMembership, Question, Turn
+from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
+from annotation.services.submission import Answer, unit_submit
 from core.errors import JobCancelled, UserError
 from core.text import text_hash
 from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
@@ -10,6 +12,7 @@ from retrieval.services import pools as pools_module
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.pools import PoolSettings, pool_sizes_check, pools_build
 from retrieval.services.repository_import import repository_import
+from tests.factories import AnnotatorFactory
 
 pytestmark = pytest.mark.slow
 
@@ -186,3 +189,26 @@ def test_pools_are_not_built_with_no_candidate_asked_for(demo):
     with pytest.raises(UserError, match="Ask for at least one candidate per question"):
         build(settings=PoolSettings(lexical=0, dense=0))
     assert not false_candidates().exists()
+
+
+def test_attention_checks_come_from_the_pools_repository_and_are_no_text_of_a_dataset(demo):
+    build()
+    dataset = Dataset.objects.select_related("attention_check_repository").get(name=DEMO_DATASET)
+    assert dataset.attention_check_repository.name == DEMO_REPOSITORY
+    Dataset.objects.filter(pk=dataset.pk).update(attention_check_rate=1.0)
+    annotation_open(dataset=dataset)
+    annotator = AnnotatorFactory()
+    DatasetMembership.objects.create(annotator=annotator, dataset=dataset)
+    shown = []
+    while (assignment := unit_next(annotator=annotator)) is not None:
+        shown += [item["text"] for item in assignment.items if item.get("check")]
+        unit_submit(
+            assignment_id=assignment.pk,
+            annotator=annotator,
+            answers={item["key"]: Answer(0 if item.get("check") else 3) for item in assignment.items},
+        )
+    forbidden = set(Candidate.objects.values_list("text_hash", flat=True)) | set(
+        Turn.objects.values_list("text_hash", flat=True)
+    )
+    assert shown and len(set(shown)) == len(shown)
+    assert [text for text in shown if text_hash(text) in forbidden] == []
