@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
@@ -94,12 +94,20 @@ class CrowdBatchAdmin(admin.ModelAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view
+        def view(page, read: str, write: str = "crowd.change_crowdbatch"):
+            return self.admin_site.admin_view(permission_required_page(page, read=read, write=write))
+
+        # Reading a batch's plan and review needs the view permission; publishing, reviewing,
+        # importing approvals and messaging workers (money and messages) need the change permission.
         return [
-            path("<int:pk>/plan/", view(self.plan_view), name="crowd_crowdbatch_plan"),
-            path("<int:pk>/review/", view(self.review_view), name="crowd_crowdbatch_review"),
-            path("<int:pk>/approvals/", view(self.approvals_view), name="crowd_crowdbatch_approvals"),
-            path("<int:pk>/notify/", view(self.notify_view), name="crowd_crowdbatch_notify"),
+            path("<int:pk>/plan/", view(self.plan_view, "crowd.view_crowdbatch"), name="crowd_crowdbatch_plan"),
+            path("<int:pk>/review/", view(self.review_view, "crowd.view_crowdbatch"), name="crowd_crowdbatch_review"),
+            path(
+                "<int:pk>/approvals/",
+                view(self.approvals_view, "crowd.change_crowdbatch"),
+                name="crowd_crowdbatch_approvals",
+            ),
+            path("<int:pk>/notify/", view(self.notify_view, "crowd.change_crowdbatch"), name="crowd_crowdbatch_notify"),
         ] + super().get_urls()
 
     def plan_view(self, request, pk):
@@ -271,10 +279,8 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
         self.message_user(request, f"{len(done)} worker(s) {'blocked' if block else 'unblocked'}.")
 
     def get_urls(self):
-        view = self.admin_site.admin_view
-        return [
-            path("<int:pk>/bonus/", view(self.bonus_view), name="crowd_crowdassignment_bonus"),
-        ] + super().get_urls()
+        view = self.admin_site.admin_view(permission_required_page(self.bonus_view, read="crowd.add_crowdbonus"))
+        return [path("<int:pk>/bonus/", view, name="crowd_crowdassignment_bonus"), *super().get_urls()]
 
     @admin.action(description="Pay a bonus (one assignment)")
     def bonus_action(self, request, queryset):

@@ -4,13 +4,14 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Dataset
-from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
@@ -79,6 +80,8 @@ class GenerationAdmin(ReadOnlyAdmin):
         return request.user.has_perm("evaluation.add_generation")
 
     def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
+            raise PermissionDenied
         form = GenerationStartForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -111,13 +114,13 @@ class GenerationAdmin(ReadOnlyAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view(self.rating_dataset_view)
+        view = self.admin_site.admin_view(
+            permission_required_page(self.rating_dataset_view, read="annotation.add_dataset")
+        )
         return [path("rate/", view, name="evaluation_generation_rate"), *super().get_urls()]
 
     def rating_dataset_view(self, request):
         """Send generations' responses to annotators: a "rate this response 1-5" dataset."""
-        if not request.user.has_perm("annotation.add_dataset"):
-            return redirect(reverse("admin:evaluation_generation_changelist"))
         ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isdigit()]
         form = RatingDatasetForm(request.POST or None, initial={"generations": ids})
         if request.method == "POST" and form.is_valid():

@@ -2,6 +2,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -40,6 +41,8 @@ class EvaluationAdmin(ReadOnlyAdmin):
         return request.user.has_perm("evaluation.add_evaluation")
 
     def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
+            raise PermissionDenied
         form = EvaluationStartForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
