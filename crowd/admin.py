@@ -203,13 +203,13 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 
-    @admin.action(description="Sync submitted work (background job)")
+    @admin.action(description="Sync submitted work (background job)", permissions=["change"])
     def sync_action(self, request, queryset):
         for batch in queryset:
             job_create(params=CrowdSyncParams(batch_id=batch.pk), created_by=request.user)
         self.message_user(request, f"Sync started for {queryset.count()} batch(es); see Jobs.")
 
-    @admin.action(description="Expire (no new workers can start)")
+    @admin.action(description="Expire (no new workers can start)", permissions=["change"])
     def expire_action(self, request, queryset):
         for batch in queryset:
             try:
@@ -217,7 +217,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
 
-    @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)")
+    @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)", permissions=["change"])
     def dispose_action(self, request, queryset):
         for batch in queryset:
             try:
@@ -256,11 +256,17 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
     search_fields = ["external_id", "worker__external_id"]
     actions = ["bonus_action", "block_action", "unblock_action"]
 
-    @admin.action(description="Block these workers (here and on the platform)")
+    def has_bonus_permission(self, request) -> bool:
+        return request.user.has_perm("crowd.add_crowdbonus")
+
+    def has_block_permission(self, request) -> bool:
+        return request.user.has_perm("annotation.change_annotator")
+
+    @admin.action(description="Block these workers (here and on the platform)", permissions=["block"])
     def block_action(self, request, queryset):
         self._block(request, queryset, block=True)
 
-    @admin.action(description="Unblock these workers (here and on the platform)")
+    @admin.action(description="Unblock these workers (here and on the platform)", permissions=["block"])
     def unblock_action(self, request, queryset):
         self._block(request, queryset, block=False)
 
@@ -282,7 +288,7 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
         view = self.admin_site.admin_view(permission_required_page(self.bonus_view, read="crowd.add_crowdbonus"))
         return [path("<int:pk>/bonus/", view, name="crowd_crowdassignment_bonus"), *super().get_urls()]
 
-    @admin.action(description="Pay a bonus (one assignment)")
+    @admin.action(description="Pay a bonus (one assignment)", permissions=["bonus"])
     def bonus_action(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one assignment for a bonus.", level=messages.ERROR)

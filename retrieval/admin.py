@@ -28,7 +28,7 @@ class RepositoryAdmin(admin.ModelAdmin):
     def n_utterances(self, obj):
         return obj.utterance_count
 
-    @admin.action(description="Build new search indexes (BM25 and embeddings)")
+    @admin.action(description="Build new search indexes (BM25 and embeddings)", permissions=["change"])
     def build_indexes(self, request, queryset):
         for repository in queryset:
             job = job_create(params=BuildIndexesParams(repository=repository.name), created_by=request.user)

@@ -79,6 +79,13 @@ class GenerationAdmin(ReadOnlyAdmin):
     def has_add_permission(self, request):
         return request.user.has_perm("evaluation.add_generation")
 
+    def has_run_permission(self, request) -> bool:
+        """Running and cancelling generations (the actions): the permission to add them."""
+        return request.user.has_perm("evaluation.add_generation")
+
+    def has_collect_permission(self, request) -> bool:
+        return request.user.has_perm("annotation.add_dataset")  # the ratings are a new dataset
+
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
             raise PermissionDenied
@@ -147,7 +154,7 @@ class GenerationAdmin(ReadOnlyAdmin):
             "Assign annotators to it or publish it as a crowd batch; the campaign report reads the ratings.",
         )
 
-    @admin.action(description="Collect human ratings of the selected generations")
+    @admin.action(description="Collect human ratings of the selected generations", permissions=["collect"])
     def collect_ratings(self, request, queryset):
         ids = ",".join(str(pk) for pk in queryset.values_list("pk", flat=True))
         return redirect(reverse("admin:evaluation_generation_rate") + f"?ids={ids}")
@@ -172,7 +179,7 @@ class GenerationAdmin(ReadOnlyAdmin):
         result = obj.job.result if obj.job_id else {}
         return format_html("<pre>{}</pre>", json.dumps(result or {}, indent=2, sort_keys=True))
 
-    @admin.action(description="Run or resume the selected generations")
+    @admin.action(description="Run or resume the selected generations", permissions=["run"])
     def run_generations(self, request, queryset):
         started = 0
         for generation in queryset.select_related("system", "dataset").filter(dataset__isnull=False):
@@ -193,7 +200,7 @@ class GenerationAdmin(ReadOnlyAdmin):
                 started += job is not None
         messages.info(request, f"{started} generation job(s) started.")
 
-    @admin.action(description="Cancel the selected generations")
+    @admin.action(description="Cancel the selected generations", permissions=["run"])
     def cancel_generations(self, request, queryset):
         for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
             job_cancel(job_id=job_id)

@@ -2,13 +2,15 @@
 site's own wrapper only asks for is_staff, and Django checks permissions on its standard pages only."""
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import Permission
+from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.services.assignment import annotation_open
 from annotation.services.testset_build import testset_build
 from core.models import Job
-from crowd.models import CrowdBonus
+from crowd.models import CrowdBatch, CrowdBonus
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
@@ -100,3 +102,49 @@ def test_import_and_start_pages_refuse_staff_that_may_only_view(client, db, name
 def test_staff_without_permission_cannot_open_a_datasets_tools(client, db, tool):
     dataset = DatasetFactory(name="tools")
     assert staff_client(client).get(reverse(f"admin:annotation_dataset_{tool}", args=[dataset.pk])).status_code == 403
+
+
+# Admin actions that change nothing (they may be offered to staff that may only view).
+READ_ONLY_ACTIONS = {"balance_action"}  # asks the platform for the requester account's balance
+
+
+def offered_actions(user) -> dict[str, set[str]]:
+    """The actions each model's changelist offers (and runs) for this user."""
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    return {
+        model._meta.label: set(model_admin.get_actions(request)) for model, model_admin in admin.site._registry.items()
+    }
+
+
+def test_staff_that_may_only_view_are_offered_no_action_that_changes_something(db):
+    viewer = UserFactory(username="viewer", is_staff=True)
+    viewer.user_permissions.set(Permission.objects.filter(codename__startswith="view_"))
+    changing = {label: actions - READ_ONLY_ACTIONS for label, actions in offered_actions(viewer).items()}
+    assert {label: actions for label, actions in changing.items() if actions} == {}, (
+        "give these actions the permission they need (@admin.action(permissions=[...])) "
+        "or, if they change nothing, list them in READ_ONLY_ACTIONS"
+    )
+
+
+def test_a_superuser_is_offered_every_action(db):
+    offered = offered_actions(UserFactory(username="root", is_staff=True, is_superuser=True))
+    for model, model_admin in admin.site._registry.items():
+        assert set(model_admin.actions or []) <= offered[model._meta.label], model._meta.label
+
+
+def test_an_action_posted_without_its_permission_does_nothing(client, link_batch):
+    crowd_batch_publish(batch=link_batch)
+    viewer = staff_client(client, "crowd.view_crowdbatch")
+    viewer.post(
+        reverse("admin:crowd_crowdbatch_changelist"), {"action": "expire_action", "_selected_action": [link_batch.pk]}
+    )
+    assert CrowdBatch.objects.get(pk=link_batch.pk).status == "published"
+
+
+def test_cancelling_jobs_from_the_admin_needs_the_change_permission(client, db):
+    job = Job.objects.create(kind="build_testset")
+    viewer = staff_client(client, "core.view_job")
+    viewer.post(reverse("admin:core_job_changelist"), {"action": "cancel_jobs", "_selected_action": [job.pk]})
+    job.refresh_from_db()
+    assert job.status == "pending"
