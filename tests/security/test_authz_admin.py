@@ -13,16 +13,12 @@ from core.models import Job
 from crowd.models import CrowdBatch, CrowdBonus
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
-from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
+from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory, staff_with
 
 
 def staff_client(client, *permissions: str):
     """A client signed in as staff with exactly these permissions ("app_label.codename")."""
-    user = UserFactory(username="staff-member", is_staff=True)
-    for permission in permissions:
-        app_label, codename = permission.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
-    client.force_login(user)
+    client.force_login(staff_with(*permissions))
     return client
 
 
