@@ -1,6 +1,7 @@
 """Job pages (list, status, cancel) and the health check."""
 
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import permission_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,17 +19,20 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
+@permission_required("core.view_job", raise_exception=True)
 def job_list(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/list.html", {"jobs": jobs_recent(limit=200)})
 
 
 @staff_member_required
+@permission_required("core.view_job", raise_exception=True)
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id)
     return render(request, "jobs/detail.html", {"job": job, "live": job_live_progress(job=job)})
 
 
 @staff_member_required
+@permission_required("core.view_job", raise_exception=True)
 def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
     job = get_object_or_404(Job, pk=job_id)
     return JsonResponse(
@@ -45,6 +49,7 @@ def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
 
 
 @staff_member_required
+@permission_required("core.change_job", raise_exception=True)
 @require_POST
 def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
     get_object_or_404(Job, pk=job_id)

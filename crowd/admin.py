@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
@@ -94,12 +94,20 @@ class CrowdBatchAdmin(admin.ModelAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view
+        def view(page, read: str, write: str = "crowd.change_crowdbatch"):
+            return self.admin_site.admin_view(permission_required_page(page, read=read, write=write))
+
+        # Reading a batch's plan and review needs the view permission; publishing, reviewing,
+        # importing approvals and messaging workers (money and messages) need the change permission.
         return [
-            path("<int:pk>/plan/", view(self.plan_view), name="crowd_crowdbatch_plan"),
-            path("<int:pk>/review/", view(self.review_view), name="crowd_crowdbatch_review"),
-            path("<int:pk>/approvals/", view(self.approvals_view), name="crowd_crowdbatch_approvals"),
-            path("<int:pk>/notify/", view(self.notify_view), name="crowd_crowdbatch_notify"),
+            path("<int:pk>/plan/", view(self.plan_view, "crowd.view_crowdbatch"), name="crowd_crowdbatch_plan"),
+            path("<int:pk>/review/", view(self.review_view, "crowd.view_crowdbatch"), name="crowd_crowdbatch_review"),
+            path(
+                "<int:pk>/approvals/",
+                view(self.approvals_view, "crowd.change_crowdbatch"),
+                name="crowd_crowdbatch_approvals",
+            ),
+            path("<int:pk>/notify/", view(self.notify_view, "crowd.change_crowdbatch"), name="crowd_crowdbatch_notify"),
         ] + super().get_urls()
 
     def plan_view(self, request, pk):
@@ -195,13 +203,13 @@ class CrowdBatchAdmin(admin.ModelAdmin):
                 return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 
-    @admin.action(description="Sync submitted work (background job)")
+    @admin.action(description="Sync submitted work (background job)", permissions=["change"])
     def sync_action(self, request, queryset):
         for batch in queryset:
             job_create(params=CrowdSyncParams(batch_id=batch.pk), created_by=request.user)
         self.message_user(request, f"Sync started for {queryset.count()} batch(es); see Jobs.")
 
-    @admin.action(description="Expire (no new workers can start)")
+    @admin.action(description="Expire (no new workers can start)", permissions=["change"])
     def expire_action(self, request, queryset):
         for batch in queryset:
             try:
@@ -209,7 +217,7 @@ class CrowdBatchAdmin(admin.ModelAdmin):
             except UserError as exc:
                 self.message_user(request, f"{batch}: {exc}", level=messages.ERROR)
 
-    @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)")
+    @admin.action(description="Delete finished HITs (expired, reviewed; MTurk)", permissions=["change"])
     def dispose_action(self, request, queryset):
         for batch in queryset:
             try:
@@ -248,11 +256,17 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
     search_fields = ["external_id", "worker__external_id"]
     actions = ["bonus_action", "block_action", "unblock_action"]
 
-    @admin.action(description="Block these workers (here and on the platform)")
+    def has_bonus_permission(self, request) -> bool:
+        return request.user.has_perm("crowd.add_crowdbonus")
+
+    def has_block_permission(self, request) -> bool:
+        return request.user.has_perm("annotation.change_annotator")
+
+    @admin.action(description="Block these workers (here and on the platform)", permissions=["block"])
     def block_action(self, request, queryset):
         self._block(request, queryset, block=True)
 
-    @admin.action(description="Unblock these workers (here and on the platform)")
+    @admin.action(description="Unblock these workers (here and on the platform)", permissions=["block"])
     def unblock_action(self, request, queryset):
         self._block(request, queryset, block=False)
 
@@ -271,12 +285,10 @@ class CrowdAssignmentAdmin(ReadOnlyAdmin):
         self.message_user(request, f"{len(done)} worker(s) {'blocked' if block else 'unblocked'}.")
 
     def get_urls(self):
-        view = self.admin_site.admin_view
-        return [
-            path("<int:pk>/bonus/", view(self.bonus_view), name="crowd_crowdassignment_bonus"),
-        ] + super().get_urls()
+        view = self.admin_site.admin_view(permission_required_page(self.bonus_view, read="crowd.add_crowdbonus"))
+        return [path("<int:pk>/bonus/", view, name="crowd_crowdassignment_bonus"), *super().get_urls()]
 
-    @admin.action(description="Pay a bonus (one assignment)")
+    @admin.action(description="Pay a bonus (one assignment)", permissions=["bonus"])
     def bonus_action(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one assignment for a bonus.", level=messages.ERROR)

@@ -5,7 +5,7 @@ from django.utils.html import format_html
 
 from annotation.admin.dataset_tools import DatasetTool
 from annotation.models import Dataset, Repository, Utterance
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
 from retrieval.forms import PoolForm, RepositoryImportForm
@@ -28,7 +28,7 @@ class RepositoryAdmin(admin.ModelAdmin):
     def n_utterances(self, obj):
         return obj.utterance_count
 
-    @admin.action(description="Build new search indexes (BM25 and embeddings)")
+    @admin.action(description="Build new search indexes (BM25 and embeddings)", permissions=["change"])
     def build_indexes(self, request, queryset):
         for repository in queryset:
             job = job_create(params=BuildIndexesParams(repository=repository.name), created_by=request.user)
@@ -44,7 +44,13 @@ class RepositoryAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
-            path("import/", self.admin_site.admin_view(self.import_view), name="retrieval_repository_import"),
+            path(
+                "import/",
+                self.admin_site.admin_view(
+                    permission_required_page(self.import_view, read="annotation.add_repository")
+                ),
+                name="retrieval_repository_import",
+            ),
         ] + super().get_urls()
 
     def import_view(self, request):

@@ -26,6 +26,17 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.django.Password("pw-for-tests-123")
 
 
+def staff_with(*permissions: str, username: str = "staff-member"):
+    """A staff account holding exactly these permissions ("app_label.codename"), no superuser."""
+    from django.contrib.auth.models import Permission
+
+    user = UserFactory(username=username, is_staff=True)
+    for permission in permissions:
+        app_label, codename = permission.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return user
+
+
 class DatasetFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Dataset

@@ -12,7 +12,7 @@ from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import attention_checks_status, dataset_agreement, filter_preview, filter_rules_current
 from annotation.services.datasets import dataset_save
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
 from .dataset_tools import DatasetTool, dataset_tools
@@ -92,18 +92,34 @@ class DatasetAdmin(admin.ModelAdmin):
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     def get_urls(self):
-        view = self.admin_site.admin_view
+        def view(page, permission: str):
+            return self.admin_site.admin_view(permission_required_page(page, read=permission))
+
         return (
             [
-                path("import-dialogues/", view(self.import_dialogues_view), name="annotation_dataset_import_dialogues"),
-                path("import-testset/", view(self.import_testset_view), name="annotation_dataset_import_testset"),
-                path("<int:pk>/preview/", view(self.preview_view), name="annotation_dataset_preview"),
-                path("<int:pk>/build/", view(self.build_view), name="annotation_dataset_build"),
+                path(
+                    "import-dialogues/",
+                    view(self.import_dialogues_view, "annotation.add_dataset"),
+                    name="annotation_dataset_import_dialogues",
+                ),
+                path(
+                    "import-testset/",
+                    view(self.import_testset_view, "annotation.add_dataset"),
+                    name="annotation_dataset_import_testset",
+                ),
+                path(
+                    "<int:pk>/preview/",
+                    view(self.preview_view, "annotation.view_dataset"),
+                    name="annotation_dataset_preview",
+                ),
+                path(
+                    "<int:pk>/build/", view(self.build_view, "annotation.add_testset"), name="annotation_dataset_build"
+                ),
             ]
             + [
                 path(
                     f"<int:pk>/{tool.slug}/",
-                    view(partial(self.tool_view, tool)),
+                    view(partial(self.tool_view, tool), tool.permission),
                     name=f"annotation_dataset_{tool.slug}",
                 )
                 for tool in dataset_tools()

@@ -20,6 +20,7 @@ class DatasetTool:
     slug: str  # in the URL and its name
     label: str  # the link's text, and what a rating dataset is told it cannot have
     view: Callable[[ModelAdmin, HttpRequest, Dataset], HttpResponse]
+    permission: str = "annotation.change_dataset"  # what a staff account needs to open it
 
 
 _tools: dict[str, DatasetTool] = {}

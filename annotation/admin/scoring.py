@@ -5,7 +5,7 @@ from annotation.forms import ScoreImportForm
 from annotation.job_params import ImportScoresParams
 from annotation.models import Annotator, FilterRules, Score
 from annotation.services.filter_rules import filter_rules_create
-from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
 
@@ -30,7 +30,11 @@ class ScoreAdmin(ReadOnlyAdmin):
 
     def get_urls(self):
         return [
-            path("import/", self.admin_site.admin_view(self.import_view), name="annotation_score_import"),
+            path(
+                "import/",
+                self.admin_site.admin_view(permission_required_page(self.import_view, read="annotation.add_score")),
+                name="annotation_score_import",
+            ),
         ] + super().get_urls()
 
     def import_view(self, request):

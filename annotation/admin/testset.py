@@ -8,7 +8,7 @@ from django.utils.html import format_html, format_html_join
 
 from annotation.models import TestSet
 from annotation.testset_io import EXPORTS, export_filename, manifest_bytes, render_export
-from core.admin.helpers import ReadOnlyAdmin
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page
 
 
 @admin.register(TestSet)
@@ -56,7 +56,9 @@ class TestSetAdmin(ReadOnlyAdmin):
         return [
             path(
                 "<int:pk>/download/<str:kind>/",
-                self.admin_site.admin_view(self.download_view),
+                self.admin_site.admin_view(
+                    permission_required_page(self.download_view, read="annotation.view_testset")
+                ),
                 name="annotation_testset_download",
             ),
         ] + super().get_urls()

@@ -1,8 +1,10 @@
-"""The researcher dashboard (staff only): progress, agreement, quality, annotators, invitations."""
+"""The researcher dashboard (staff with the dataset permissions): progress, agreement, quality, annotators,
+invitations."""
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth import login
+from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,12 +28,14 @@ from core.services.jobs import job_create
 
 
 @staff_member_required
+@permission_required("annotation.view_dataset", raise_exception=True)
 def dashboard_index(request: HttpRequest) -> HttpResponse:
     datasets = [(d, dataset_progress(dataset=d)) for d in Dataset.objects.order_by("name")]
     return render(request, "dashboard/index.html", {"datasets": datasets, "overall": overall_agreement()})
 
 
 @staff_member_required
+@permission_required("annotation.view_dataset", raise_exception=True)
 def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.select_related("attention_check_repository"), name=name)
     snapshot = QualitySnapshot.objects.filter(dataset=dataset).first()
@@ -51,6 +55,7 @@ def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @staff_member_required
+@permission_required("annotation.change_dataset", raise_exception=True)
 @require_POST
 def dashboard_refresh(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
@@ -60,6 +65,7 @@ def dashboard_refresh(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @staff_member_required
+@permission_required("annotation.change_dataset", raise_exception=True)
 @require_POST
 def dashboard_open(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
@@ -69,6 +75,7 @@ def dashboard_open(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @staff_member_required
+@permission_required("annotation.add_annotator", raise_exception=True)
 @require_POST
 def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
@@ -92,6 +99,7 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @staff_member_required
+@permission_required("annotation.change_annotator", raise_exception=True)
 @require_POST
 def dashboard_block(request: HttpRequest, name: str, annotator_id: int) -> HttpResponse:
     """Block or unblock here and on every platform the annotator works on (a crowd worker: the

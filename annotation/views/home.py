@@ -9,10 +9,13 @@ from core.selectors import jobs_recent
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     context = {}
-    if request.user.is_staff:
+    if request.user.is_staff:  # each part for staff with the permission to view it (the template checks too)
+        can = request.user.has_perm
         context = {
-            "datasets": Dataset.objects.order_by("name"),
-            "testsets": TestSet.objects.select_related("dataset").order_by("-created_at")[:10],
-            "jobs": jobs_recent(limit=10),
+            "datasets": Dataset.objects.order_by("name") if can("annotation.view_dataset") else [],
+            "testsets": TestSet.objects.select_related("dataset").order_by("-created_at")[:10]
+            if can("annotation.view_testset")
+            else [],
+            "jobs": jobs_recent(limit=10) if can("core.view_job") else [],
         }
     return render(request, "home.html", context)

@@ -36,13 +36,17 @@ class JobAdmin(ReadOnlyAdmin):
     def status_page(self, obj):
         return format_html('<a href="{}">status page</a>', reverse("job-detail", args=[obj.pk]))
 
-    @admin.action(description="Cancel the selected jobs")
+    def has_run_permission(self, request) -> bool:
+        """Cancelling and resending jobs (the actions): the change permission on jobs."""
+        return request.user.has_perm("core.change_job")
+
+    @admin.action(description="Cancel the selected jobs", permissions=["run"])
     def cancel_jobs(self, request, queryset):
         for job_id in queryset.values_list("pk", flat=True):
             job_cancel(job_id=job_id)
         messages.info(request, "Cancellation requested.")
 
-    @admin.action(description="Send the selected pending jobs to the workers again")
+    @admin.action(description="Send the selected pending jobs to the workers again", permissions=["run"])
     def resend_jobs(self, request, queryset):
         # For a job whose message was lost (broker down when it was created); a job that is
         # already running or finished ignores the extra message.

@@ -39,7 +39,9 @@ class CampaignAdmin(admin.ModelAdmin):
             '<a href="{}">job #{}</a> ({})', reverse("job-detail", args=[obj.job_id]), obj.job_id, obj.job.status
         )
 
-    @admin.action(description="Run the selected campaigns (CHOSEN evaluations, RANDOM trials, report)")
+    @admin.action(
+        description="Run the selected campaigns (CHOSEN evaluations, RANDOM trials, report)", permissions=["change"]
+    )
     def run_campaigns(self, request, queryset):
         jobs = [campaign_start(campaign=campaign, created_by=request.user) for campaign in queryset]
         links = format_html(

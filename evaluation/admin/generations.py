@@ -4,13 +4,14 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Dataset
-from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
@@ -78,7 +79,16 @@ class GenerationAdmin(ReadOnlyAdmin):
     def has_add_permission(self, request):
         return request.user.has_perm("evaluation.add_generation")
 
+    def has_run_permission(self, request) -> bool:
+        """Running and cancelling generations (the actions): the permission to add them."""
+        return request.user.has_perm("evaluation.add_generation")
+
+    def has_collect_permission(self, request) -> bool:
+        return request.user.has_perm("annotation.add_dataset")  # the ratings are a new dataset
+
     def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
+            raise PermissionDenied
         form = GenerationStartForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -111,13 +121,13 @@ class GenerationAdmin(ReadOnlyAdmin):
         )
 
     def get_urls(self):
-        view = self.admin_site.admin_view(self.rating_dataset_view)
+        view = self.admin_site.admin_view(
+            permission_required_page(self.rating_dataset_view, read="annotation.add_dataset")
+        )
         return [path("rate/", view, name="evaluation_generation_rate"), *super().get_urls()]
 
     def rating_dataset_view(self, request):
         """Send generations' responses to annotators: a "rate this response 1-5" dataset."""
-        if not request.user.has_perm("annotation.add_dataset"):
-            return redirect(reverse("admin:evaluation_generation_changelist"))
         ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isdigit()]
         form = RatingDatasetForm(request.POST or None, initial={"generations": ids})
         if request.method == "POST" and form.is_valid():
@@ -144,7 +154,7 @@ class GenerationAdmin(ReadOnlyAdmin):
             "Assign annotators to it or publish it as a crowd batch; the campaign report reads the ratings.",
         )
 
-    @admin.action(description="Collect human ratings of the selected generations")
+    @admin.action(description="Collect human ratings of the selected generations", permissions=["collect"])
     def collect_ratings(self, request, queryset):
         ids = ",".join(str(pk) for pk in queryset.values_list("pk", flat=True))
         return redirect(reverse("admin:evaluation_generation_rate") + f"?ids={ids}")
@@ -169,7 +179,7 @@ class GenerationAdmin(ReadOnlyAdmin):
         result = obj.job.result if obj.job_id else {}
         return format_html("<pre>{}</pre>", json.dumps(result or {}, indent=2, sort_keys=True))
 
-    @admin.action(description="Run or resume the selected generations")
+    @admin.action(description="Run or resume the selected generations", permissions=["run"])
     def run_generations(self, request, queryset):
         started = 0
         for generation in queryset.select_related("system", "dataset").filter(dataset__isnull=False):
@@ -190,7 +200,7 @@ class GenerationAdmin(ReadOnlyAdmin):
                 started += job is not None
         messages.info(request, f"{started} generation job(s) started.")
 
-    @admin.action(description="Cancel the selected generations")
+    @admin.action(description="Cancel the selected generations", permissions=["run"])
     def cancel_generations(self, request, queryset):
         for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
             job_cancel(job_id=job_id)

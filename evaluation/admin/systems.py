@@ -2,6 +2,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -39,7 +40,13 @@ class EvaluationAdmin(ReadOnlyAdmin):
     def has_add_permission(self, request):
         return request.user.has_perm("evaluation.add_evaluation")
 
+    def has_run_permission(self, request) -> bool:
+        """Running and cancelling evaluations (the actions): the permission to add them."""
+        return request.user.has_perm("evaluation.add_evaluation")
+
     def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
+            raise PermissionDenied
         form = EvaluationStartForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
@@ -84,7 +91,7 @@ class EvaluationAdmin(ReadOnlyAdmin):
     def report(self, obj):
         return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
 
-    @admin.action(description="Run or resume the selected evaluations")
+    @admin.action(description="Run or resume the selected evaluations", permissions=["run"])
     def run_evaluations(self, request, queryset):
         started = 0
         for evaluation in queryset.select_related("system", "testset"):
@@ -94,7 +101,7 @@ class EvaluationAdmin(ReadOnlyAdmin):
             started += job is not None
         messages.info(request, f"{started} evaluation job(s) started.")
 
-    @admin.action(description="Cancel the selected evaluations")
+    @admin.action(description="Cancel the selected evaluations", permissions=["run"])
     def cancel_evaluations(self, request, queryset):
         for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
             job_cancel(job_id=job_id)

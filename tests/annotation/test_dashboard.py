@@ -12,7 +12,14 @@ from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
 from core.errors import UserError
 from core.models import Job
-from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, UserFactory
+from tests.factories import (
+    AnnotatorFactory,
+    CandidateFactory,
+    DatasetFactory,
+    QuestionFactory,
+    UserFactory,
+    staff_with,
+)
 
 
 @pytest.fixture
@@ -67,6 +74,20 @@ def test_refresh_button_runs_the_quality_job(admin_client, dataset, django_captu
     job = Job.objects.get(kind="quality_refresh")
     assert job.status == "succeeded", job.error
     assert "Krippendorff" in admin_client.get(reverse("dashboard-dataset", args=["dash"])).content.decode()
+
+
+def test_staff_without_the_dataset_permission_cannot_open_the_dashboard(client, dataset):
+    client.force_login(staff_with())
+    assert client.get(reverse("dashboard")).status_code == 403
+    assert client.get(reverse("dashboard-dataset", args=["dash"])).status_code == 403
+
+
+def test_staff_that_may_view_datasets_cannot_invite_annotators(client, dataset):
+    client.force_login(staff_with("annotation.view_dataset"))
+    assert client.get(reverse("dashboard-dataset", args=["dash"])).status_code == 200
+    response = client.post(reverse("dashboard-invite", args=["dash"]), {"kind": "account", "username": "newbie"})
+    assert response.status_code == 403
+    assert not get_user_model().objects.filter(username="newbie").exists()
 
 
 def test_invite_by_account_shows_the_password_once(admin_client, dataset):

@@ -4,7 +4,7 @@ from django.urls import reverse
 from annotation.job_params import ImportDialoguesParams, ImportScoresParams
 from core.models import Job, JobStatus
 from core.services.jobs import job_create
-from tests.factories import UserFactory
+from tests.factories import UserFactory, staff_with
 
 
 @pytest.fixture
@@ -16,6 +16,19 @@ def test_job_pages_are_for_staff_only(client, job):
     client.force_login(UserFactory())
     response = client.get(reverse("job-detail", args=[job.pk]))
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_staff_without_the_job_permission_cannot_see_jobs(client, job):
+    client.force_login(staff_with())
+    assert client.get(reverse("job-detail", args=[job.pk])).status_code == 403
+    assert client.get(reverse("job-list")).status_code == 403
+
+
+def test_cancelling_a_job_needs_the_change_permission(client, job):
+    client.force_login(staff_with("core.view_job"))
+    assert client.post(reverse("job-cancel", args=[job.pk])).status_code == 403
+    job.refresh_from_db()
+    assert job.status == JobStatus.PENDING
 
 
 def test_job_detail_shows_status_and_progress(admin_client, job):

@@ -14,7 +14,7 @@ from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.campaign_report import campaign_report_compute, campaign_report_refresh
 from evaluation.services.campaigns import campaign_start
 from tests.evaluation.campaign_helpers import build_repository, build_testset, campaign_with, rated_generation
-from tests.factories import UserFactory
+from tests.factories import UserFactory, staff_with
 
 EVIL = "<script>alert(1)</script>"
 PLUGINS = {"shortest": "ShortestWinsPlugin", "longest": "LongestWinsPlugin", EVIL: "ShortestWinsPlugin"}
@@ -98,6 +98,19 @@ def test_pages_are_for_staff_only(client, reported):
     assert client.get(reverse("campaign-list")).status_code == 302
     assert client.get(reverse("campaign-report", args=[reported.name])).status_code == 302
     assert client.post(reverse("campaign-recompute", args=[reported.name])).status_code == 302
+    assert Job.objects.filter(kind=CampaignParams.kind).count() == 1
+
+
+def test_staff_without_the_campaign_permission_cannot_read_reports(client, reported):
+    client.force_login(staff_with())
+    assert client.get(reverse("campaign-report", args=[reported.name])).status_code == 403
+    assert client.get(reverse("campaign-report-json", args=[reported.name])).status_code == 403
+
+
+def test_recomputing_a_report_needs_the_change_permission(client, reported):
+    client.force_login(staff_with("evaluation.view_campaign"))
+    assert client.get(reverse("campaign-report", args=[reported.name])).status_code == 200
+    assert client.post(reverse("campaign-recompute", args=[reported.name])).status_code == 403
     assert Job.objects.filter(kind=CampaignParams.kind).count() == 1
 
 
