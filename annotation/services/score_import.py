@@ -31,7 +31,6 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
     report = {"rows": 0, "created": 0, "unchanged": 0}
     seen: set[tuple[int, str]] = set()
     header: list[str] | None = None
-    columns: dict[str, int] | None = None
     batch: list[tuple[int, int, int, str, int]] = []
     with transaction.atomic():
         for line in reader:
@@ -43,18 +42,8 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
             row = _split(text, path=path, line=line.number)
             if header is None:
                 header = _header(row, path=path, line=line.number)
-                columns = {c: header.index(c) for c in COLUMNS}
                 continue
-            if len(row) != len(header):
-                raise ImportFileError(
-                    path,
-                    line.number,
-                    None,
-                    f"expected {len(header)} comma-separated fields as in the header, found {len(row)}",
-                )
-            for name, value in zip(header, row, strict=True):
-                text_field_check(value, path=path, line=line.number, field=name)
-            batch.append(_parse_row(row, columns=columns, path=path, line=line.number, seen=seen))
+            batch.append(_parse_row(row, header=header, path=path, line=line.number, seen=seen))
             if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
                 _flush(batch, path=path, report=report)
                 batch = []
@@ -92,7 +81,17 @@ def _header(row: list[str], *, path: Path, line: int) -> list[str]:
     return names
 
 
-def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, int, int, str, int]:
+def _parse_row(
+    row: list[str], *, header: list[str], path: Path, line: int, seen: set
+) -> tuple[int, int, int, str, int]:
+    """``(line, question id, candidate id, annotator label, score)`` of a row, checked."""
+    if len(row) != len(header):
+        raise ImportFileError(
+            path, line, None, f"expected {len(header)} comma-separated fields as in the header, found {len(row)}"
+        )
+    for name, value in zip(header, row, strict=True):
+        text_field_check(value, path=path, line=line, field=name)
+    columns = {c: header.index(c) for c in COLUMNS}
     values = {}
     for name in ("question_id", "candidate_id", "score"):
         raw = row[columns[name]].strip()
