@@ -167,3 +167,8 @@ def test_csv_rows_give_the_line_each_record_starts_on(write_file):
 def test_csv_rows_errors_name_the_line(write_file, content, line, message):
     with pytest.raises(ImportFileError, match=rf"a.csv, line {line}: {message}"):
         list(csv_rows(write_file("a.csv", content)))
+
+
+def test_a_stray_carriage_return_in_an_over_long_first_line_is_left_to_the_length_rule(write_file):
+    path = write_file("a.txt", b"x" * 50 + b"\r" + b"x" * 100 + b"\nshort\n")
+    assert [(line.too_long, line.data) for line in LineReader(path, max_bytes=100)] == [(True, b""), (False, b"short")]
