@@ -259,9 +259,8 @@ def json_problem(value) -> tuple[str | None, str] | None:
     while stack:
         node, where, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
-            return _OUTERMOST.match(
-                where
-            ).group() or None, f"is nested too deeply (the limit is {MAX_JSON_DEPTH} levels)"
+            outermost = _OUTERMOST.match(where).group()  # "x" rather than x[0][0]...[0]
+            return outermost or None, f"is nested too deeply (the limit is {MAX_JSON_DEPTH} levels)"
         if isinstance(node, str):
             problem = unstorable_character(node)
             if problem:
