@@ -6,8 +6,9 @@ Formats: ``lines`` (one utterance per line, OpenSubtitles raw style, .gz too),
 
 Utterances are de-duplicated by normalised text within the repository (the database's
 unique constraint does it, so memory does not grow with the file). Importing into an
-existing repository adds to it. The whole import is one transaction, and a file with no
-utterance to add (empty, or every line skipped) is an error that creates nothing.
+existing repository adds to it (a file of utterances it already holds adds nothing). The whole
+import is one transaction; a file in which no utterance passes the filters (empty, or every line
+skipped) is an error that creates nothing.
 """
 
 from collections.abc import Iterator
