@@ -3,20 +3,32 @@
 Real corpora have a UTF-8 BOM, CRLF endings, gzip, a last line cut mid-utterance and the
 occasional multi-megabyte line; none of those may crash an import or exhaust memory.
 Lines are yielded as bytes so that each parser decodes field by field and can say which
-field holds undecodable bytes.
+field holds undecodable bytes. Every decoded field and every string of a JSON line passes the
+one text rule of core.text.unstorable_character: a NUL character or a lone surrogate is an error
+naming file, line and field, never stored (PostgreSQL refuses NUL where SQLite would keep it).
 """
 
 import codecs
+import csv
 import gzip
+import io
 import json
+import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import ImportFileError
+from core.errors import ImportFileError, UserError
+from core.text import unstorable_character
 
 _BOM = codecs.BOM_UTF8
+# UTF-16 and UTF-32 byte order marks (UTF-32 LE starts like UTF-16 LE)
+_WIDE_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)
 _READ_CHUNK = 1 << 20
+# Lines are split on the byte "\n" and fields on ASCII separators: the encoding must write ASCII
+# as ASCII (utf-8, latin-1, cp1252... do; utf-16, utf-32 and EBCDIC do not).
+_ASCII_PROBE = "\t\n\r ,+$_:[]{}\"'azAZ09"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +58,7 @@ class LineReader:
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(self.path, raw) else raw
             try:
                 yield from self._lines(stream)
-            except (gzip.BadGzipFile, EOFError) as exc:
+            except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
                 raise ImportFileError(self.path, None, None, f"not a readable gzip file: {exc}") from None
 
     def _lines(self, stream) -> Iterator[RawLine]:
@@ -56,8 +68,8 @@ class LineReader:
             if not data:
                 return
             number += 1
-            if number == 1 and data.startswith(_BOM):
-                data = data[len(_BOM) :]
+            if number == 1:
+                data = self._first_line(data)
             terminated = data.endswith(b"\n")
             too_long = False
             if not terminated and len(data) >= self.max_bytes + 2:
@@ -75,6 +87,28 @@ class LineReader:
                     too_long, data = True, b""
             yield RawLine(number=number, data=data, terminated=terminated, too_long=too_long)
 
+    def _first_line(self, data: bytes) -> bytes:
+        """The first line without its UTF-8 BOM; files this reader would misread are refused."""
+        if data.startswith(_WIDE_BOMS):
+            raise ImportFileError(
+                self.path,
+                1,
+                None,
+                "the file is UTF-16 or UTF-32 (it starts with their byte order mark); convert it to UTF-8",
+            )
+        body = data.rstrip(b"\r")
+        whole_file = len(data) < self.max_bytes + 2
+        if not data.endswith(b"\n") and b"\r" in body and (whole_file or body.count(b"\r") > 1):
+            # One "line" holding carriage returns: every record of the file would run together.
+            # (A single stray CR in an over-long first line is left to the over-long rule.)
+            raise ImportFileError(
+                self.path,
+                1,
+                None,
+                "lines end with a carriage return alone (classic Mac OS line ends); convert them to \\n or \\r\\n",
+            )
+        return data[len(_BOM) :] if data.startswith(_BOM) else data
+
 
 def _is_gzip(path: Path, raw) -> bool:
     magic = raw.read(2)
@@ -82,19 +116,183 @@ def _is_gzip(path: Path, raw) -> bool:
     return magic == b"\x1f\x8b" or path.suffix == ".gz"
 
 
-def decode_field(data: bytes, *, path: Path | str, line: int, field: str, encoding: str = "utf-8") -> str:
+def encoding_check(*, encoding: str) -> str:
+    """The encoding, if files in it can be read line by line; else an error saying why."""
     try:
-        return data.decode(encoding)
+        probe = _ASCII_PROBE.encode(encoding).removeprefix(_BOM)  # utf-8-sig writes a BOM first
+    except LookupError:
+        raise UserError(f"unknown text encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
+    except UnicodeError:
+        probe = None
+    if probe != _ASCII_PROBE.encode("ascii"):
+        raise UserError(
+            f"encoding {encoding!r} is not supported: files are read line by line, which needs an encoding that "
+            "writes ASCII as ASCII (utf-8, latin-1, cp1252...); convert the file to UTF-8"
+        )
+    return encoding
+
+
+def text_field_check(text: str, *, path: Path | str, line: int | None, field: str | None) -> str:
+    """``text`` if it can be stored as written; else an error naming file, line and field."""
+    problem = unstorable_character(text)
+    if problem:
+        raise ImportFileError(path, line, field, problem)
+    return text
+
+
+def decode_field(
+    data: bytes, *, path: Path | str, line: int, field: str, encoding: str = "utf-8", check: bool = True
+) -> str:
+    """The field's text; undecodable bytes, and (unless ``check`` is False because the caller checks
+    the parts it splits the text into) NUL characters, are errors naming file, line and field."""
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         bad = data[exc.start : exc.start + 8]
         raise ImportFileError(
             path, line, field, f"undecodable bytes {bad!r} at byte {exc.start} (file is not {encoding})"
         ) from None
+    if check and b"\0" in data and data.count(0) * 3 >= len(data):
+        # ASCII text written as UTF-16 without a byte order mark: every other byte is NUL
+        raise ImportFileError(path, line, field, "holds NUL bytes: the file looks like UTF-16; convert it to UTF-8")
+    return text_field_check(text, path=path, line=line, field=field) if check else text
+
+
+def csv_rows(
+    path: Path | str, *, encoding: str = "utf-8", max_bytes: int = 16 << 20
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line, row)`` for each record of a small CSV file (read whole; a quoted field may span
+    lines, and ``line`` is where its record starts). Errors name file and line; the caller checks
+    each cell with text_field_check, since it knows the columns' names."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ImportFileError(path, None, None, f"is {size:,} bytes; the limit for this file is {max_bytes:,}")
+    data = path.read_bytes()
+    if data.startswith(_WIDE_BOMS):
+        raise ImportFileError(
+            path, 1, None, "the file is UTF-16 or UTF-32 (it starts with their byte order mark); convert it to UTF-8"
+        )
+    data = data[len(_BOM) :] if data.startswith(_BOM) else data
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 8]
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportFileError(path, line, None, f"undecodable bytes {bad!r} (file is not {encoding})") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ImportFileError(path, start, None, f"not valid CSV: {exc}") from None
+        yield start, row
+
+
+# JSON lines: strict JSON, shallow, and text the databases can store.
+MAX_JSON_DEPTH = 32
+
+
+class JSONSyntaxError(ImportFileError):
+    """A line that is not JSON (as a last line cut off mid-object is not)."""
+
+
+class JSONValueError(ValueError):
+    """JSON text an import refuses although it parses: ``field`` is where in the value (None: the
+    whole value), ``message`` why."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+def _object_without_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONValueError(_key_name(key), "appears twice in one object (which value is meant?)")
+        obj[key] = value
+    return obj
+
+
+def _refuse_constant(name: str):
+    raise JSONValueError(None, f"holds {name}, which is not a JSON number")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_without_repeated_keys, parse_constant=_refuse_constant)
+
+
+def json_loads(text: str):
+    """One JSON value; raises json.JSONDecodeError for what is not JSON and JSONValueError for
+    repeated keys, NaN or Infinity, over-deep nesting, oversized numbers and unstorable text."""
+    return _checked(lambda: (_DECODER.decode(text), None))[0]
+
+
+def json_raw_decode(text: str, start: int) -> tuple[object, int]:
+    """Like json.JSONDecoder.raw_decode, with json_loads's checks (for readers of JSON streams)."""
+    return _checked(lambda: _DECODER.raw_decode(text, start))
+
+
+def _checked(decode) -> tuple[object, int | None]:
+    try:
+        value, end = decode()
+    except (json.JSONDecodeError, JSONValueError):
+        raise
+    except RecursionError:
+        raise JSONValueError(None, f"is nested too deeply (the limit is {MAX_JSON_DEPTH} levels)") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise JSONValueError(None, f"holds a value that cannot be read ({str(exc).split(':')[0]})") from None
+    problem = json_problem(value)
+    if problem is not None:
+        raise JSONValueError(*problem)
+    return value, end
+
+
+def json_problem(value) -> tuple[str | None, str] | None:
+    """``(field, why)`` for the first string or key of ``value`` that breaks the text rule, or for
+    nesting deeper than MAX_JSON_DEPTH; None when there is none. Fields read like ``context[1]``."""
+    stack = [(value, "", 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            outermost = _OUTERMOST.match(where).group()  # "x" rather than x[0][0]...[0]
+            return outermost or None, f"is nested too deeply (the limit is {MAX_JSON_DEPTH} levels)"
+        if isinstance(node, str):
+            problem = unstorable_character(node)
+            if problem:
+                return where or None, problem
+        elif isinstance(node, dict):
+            for key in node:
+                problem = unstorable_character(key)
+                if problem:
+                    return where or None, f"key {_key_name(key)} {problem}"
+            stack.extend(
+                (child, f"{where}.{_key_name(key)}" if where else _key_name(key), depth + 1)
+                for key, child in reversed(node.items())
+            )
+        elif isinstance(node, list):
+            stack.extend((node[i], f"{where}[{i}]", depth + 1) for i in reversed(range(len(node))))
+    return None
+
+
+_OUTERMOST = re.compile(r"[^.\[]*")
+
+
+def _key_name(key: str) -> str:
+    """A key as an error message can show it (escaped unless plain)."""
+    return key if key.isidentifier() else ascii(key[:64])
 
 
 def parse_json_line(data: bytes, *, path: Path | str, line: int, encoding: str = "utf-8"):
-    text = decode_field(data, path=path, line=line, field="(line)", encoding=encoding)
+    """The line's JSON value (see json_loads); errors name file, line and, where known, field."""
+    text = decode_field(data, path=path, line=line, field="(line)", encoding=encoding, check=False)
     try:
-        return json.loads(text)
+        return json_loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportFileError(path, line, f"(JSON, column {exc.colno})", f"invalid JSON: {exc.msg}") from None
+        raise JSONSyntaxError(path, line, f"(JSON, column {exc.colno})", f"invalid JSON: {exc.msg}") from None
+    except JSONValueError as exc:
+        raise ImportFileError(path, line, exc.field, exc.message) from None

@@ -55,3 +55,30 @@ def strip_formatting_tags(text: str) -> str:
 def clean_text(text: str) -> str:
     """Whitespace-normalised text as stored and shown (content is never altered otherwise)."""
     return " ".join(text.split())
+
+
+def unstorable_character(text: str) -> str | None:
+    """Why ``text`` cannot be stored as written (a NUL character or a lone surrogate), or None.
+
+    PostgreSQL cannot store U+0000 in text (SQLite can), and a lone surrogate (what a JSON "\\ud800"
+    escape without its pair decodes to) is not text at all: neither database can store it as UTF-8.
+
+    Imports refuse such text rather than alter it: research text is stored as the file has it, and
+    both databases then hold the same thing.
+    """
+    # Cheap tests first: this runs on every field of every imported line.
+    if "\x00" in text:
+        return (
+            f"holds a NUL character (U+0000) at character {text.index(chr(0)) + 1}; such text is refused "
+            "(PostgreSQL cannot store it)"
+        )
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"holds a lone surrogate (U+{ord(text[error.start]):04X}) at character {error.start + 1}, which is not "
+            "a Unicode character (a JSON \\u escape without its pair?)"
+        )
+    return None

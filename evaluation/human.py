@@ -13,16 +13,21 @@ the ground truth (``model == "ground-truth"``) and a random utterance (``"negati
 :data:`NON_SYSTEMS`, which rankings of generation systems leave out.
 
 The reader streams the list one object at a time (never the whole file in memory) and names the
-file, the item and the field in every error.
+file, the item and the field in every error. Items are read as strictly as JSON lines are
+(core.lines.json_raw_decode): no repeated keys, NaN or over-deep nesting, and no NUL character or
+lone surrogate in any string.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.lines import JSONValueError, json_raw_decode
 
 NON_SYSTEMS = frozenset({"ground-truth", "negative-sample"})
 ASPECTS = ("appropriateness", "content", "grammar", "relevance")
@@ -49,14 +54,28 @@ class RatedResponse:
 
 def _stream_json_list(path: Path) -> Iterator[tuple[int, object]]:
     """Yield ``(index, item)`` for each element of a top-level JSON list, reading in chunks."""
-    decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8") as fh:
-        buffer, pos, eof = "", 0, False
+    with open(path, "rb") as raw:
+        if raw.read(4).startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)):
+            raise HumanRatingsError(f"{path}: the file is UTF-16 or UTF-32; convert it to UTF-8")
+    yield from _stream_items(path)
+
+
+def _stream_items(path: Path) -> Iterator[tuple[int, object]]:
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    with open(path, "rb") as fh:
+        buffer, pos, eof, lines_read = "", 0, False, 0
 
         def more() -> bool:
-            nonlocal buffer, pos, eof
-            chunk = fh.read(_CHUNK)
-            if not chunk:
+            nonlocal buffer, pos, eof, lines_read
+            data = fh.read(_CHUNK)
+            try:
+                chunk = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as error:
+                line = lines_read + data[: error.start].count(b"\n") + 1
+                bad = error.object[error.start : error.start + 8]
+                raise HumanRatingsError(f"{path}: not UTF-8 text at line {line} (undecodable bytes {bad!r})") from None
+            lines_read += data.count(b"\n")
+            if not data:
                 eof = True
                 return False
             buffer = buffer[pos:] + chunk
@@ -91,11 +110,14 @@ def _stream_json_list(path: Path) -> Iterator[tuple[int, object]]:
                 skip_ws()
             while True:
                 try:
-                    item, end = decoder.raw_decode(buffer, pos)
+                    item, end = json_raw_decode(buffer, pos)
                     break
                 except json.JSONDecodeError as error:
                     if eof or not more():
                         raise HumanRatingsError(f"{path}: item {index} is not valid JSON ({error.msg})") from error
+                except JSONValueError as error:
+                    field = f": field {error.field!r}" if error.field else ""
+                    raise HumanRatingsError(f"{path}: item {index}{field} {error.message}") from None
             pos = end
             yield index, item
             index += 1

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, RawLine, decode_field, parse_json_line
+from core.lines import JSONSyntaxError, LineReader, RawLine, decode_field, encoding_check, parse_json_line
 from core.services.jobs import JobProgress
 
 from .datasets import dataset_get_or_create
@@ -34,6 +34,7 @@ def dialogues_import(
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if context_turns < 1:
         raise UserError("--context-turns must be at least 1")
+    encoding_check(encoding=encoding)
     path = Path(path)
     reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
     parse = _parse_dailydialog if fmt == "dailydialog" else _parse_jsonl
@@ -117,7 +118,7 @@ def _parse_dailydialog(
 def _parse_jsonl(line: RawLine, *, path, context_turns: int, encoding: str, report: dict) -> QuestionRecord | None:
     try:
         obj = parse_json_line(line.data, path=path, line=line.number, encoding=encoding)
-    except ImportFileError:
+    except JSONSyntaxError:
         if not line.terminated:
             report["skipped_truncated_last_line"] += 1
             return None

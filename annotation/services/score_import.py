@@ -3,7 +3,8 @@
 Ids are WellChosen's own (as in the JSONL and CSV exports). ``annotator`` is
 ``provider:external_id`` (e.g. ``mturk:A1B2C3``) or a bare id, taken as provider
 "imported". Re-importing the same file changes nothing; a different value for an
-existing (candidate, annotator) pair is an error: scores are never overwritten.
+existing (candidate, annotator) pair is an error: scores are never overwritten. Every row has
+as many fields as the header (a row with more or fewer is an error, not a guess).
 """
 
 import csv
@@ -14,58 +15,83 @@ from django.db import transaction
 
 from annotation.models import Candidate, DatasetTask, Score
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, decode_field
+from core.lines import LineReader, decode_field, encoding_check, text_field_check
 from core.services.jobs import JobProgress
 
 from .annotators import annotator_label, annotators_by_label
 
 COLUMNS = ("question_id", "candidate_id", "annotator", "score")
+_MAX_ID = 2**63 - 1  # the databases' bigint
 
 
 def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress | None = None) -> dict:
+    encoding_check(encoding=encoding)
     path = Path(path)
     reader = LineReader(path, max_bytes=1 << 16)
     report = {"rows": 0, "created": 0, "unchanged": 0}
     seen: set[tuple[int, str]] = set()
-    columns: dict[str, int] | None = None
+    header: list[str] | None = None
     batch: list[tuple[int, int, int, str, int]] = []
     with transaction.atomic():
         for line in reader:
             if line.too_long:
                 raise ImportFileError(path, line.number, None, "line is too long")
-            text = decode_field(line.data, path=path, line=line.number, field="(line)", encoding=encoding)
+            text = decode_field(line.data, path=path, line=line.number, field="(line)", encoding=encoding, check=False)
             if not text.strip():
                 continue
-            row = next(csv.reader([text]))
-            if columns is None:
-                columns = _header(row, path=path, line=line.number)
+            row = _split(text, path=path, line=line.number)
+            if header is None:
+                header = _header(row, path=path, line=line.number)
                 continue
-            batch.append(_parse_row(row, columns=columns, path=path, line=line.number, seen=seen))
+            batch.append(_parse_row(row, header=header, path=path, line=line.number, seen=seen))
             if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
                 _flush(batch, path=path, report=report)
                 batch = []
             if progress:
                 progress.update(done=reader.position(), total=reader.size)
-        if columns is None:
+        if header is None:
             raise UserError(f"{path.name}: empty file; expected the header {','.join(COLUMNS)}")
         if batch:
             _flush(batch, path=path, report=report)
+        if report["rows"] == 0:
+            raise UserError(f"{path.name}: the header is not followed by any score; nothing was imported")
     return report
 
 
-def _header(row: list[str], *, path: Path, line: int) -> dict[str, int]:
+def _split(text: str, *, path: Path, line: int) -> list[str]:
+    try:
+        return next(csv.reader([text], strict=True))
+    except csv.Error as exc:
+        # e.g. a quoted field that goes on to the next line: every row is one line here
+        raise ImportFileError(path, line, None, f"not a CSV row of one line ({exc})") from None
+
+
+def _header(row: list[str], *, path: Path, line: int) -> list[str]:
     names = [name.strip().lower() for name in row]
+    for name in names:
+        text_field_check(name, path=path, line=line, field="header")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise ImportFileError(
             path, line, None, f"header lacks column(s) {', '.join(missing)}; expected {','.join(COLUMNS)}"
         )
-    return {c: names.index(c) for c in COLUMNS}
+    repeated = sorted({name for name in names if names.count(name) > 1 and name})
+    if repeated:
+        raise ImportFileError(path, line, "header", f"column(s) {', '.join(repeated)} appear more than once")
+    return names
 
 
-def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, int, int, str, int]:
-    if len(row) < len(columns):
-        raise ImportFileError(path, line, None, f"expected {len(COLUMNS)} comma-separated fields, found {len(row)}")
+def _parse_row(
+    row: list[str], *, header: list[str], path: Path, line: int, seen: set
+) -> tuple[int, int, int, str, int]:
+    """``(line, question id, candidate id, annotator label, score)`` of a row, checked."""
+    if len(row) != len(header):
+        raise ImportFileError(
+            path, line, None, f"expected {len(header)} comma-separated fields as in the header, found {len(row)}"
+        )
+    for name, value in zip(header, row, strict=True):
+        text_field_check(value, path=path, line=line, field=name)
+    columns = {c: header.index(c) for c in COLUMNS}
     values = {}
     for name in ("question_id", "candidate_id", "score"):
         raw = row[columns[name]].strip()
@@ -73,6 +99,9 @@ def _parse_row(row, *, columns, path: Path, line: int, seen: set) -> tuple[int, 
             values[name] = int(raw)
         except ValueError:
             raise ImportFileError(path, line, name, f"{raw!r} is not an integer") from None
+    for name in ("question_id", "candidate_id"):
+        if not 0 < values[name] <= _MAX_ID:
+            raise ImportFileError(path, line, name, f"{values[name]} is not an id (a positive 64-bit integer)")
     if not 0 <= values["score"] <= 5:
         raise ImportFileError(path, line, "score", f"{values['score']} is outside 0-5")
     annotator = row[columns["annotator"]].strip()

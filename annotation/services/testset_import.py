@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.models import Score
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, RawLine, decode_field, parse_json_line
+from core.lines import LineReader, RawLine, decode_field, encoding_check, parse_json_line
 from core.services.jobs import JobProgress
 
 from .annotators import imported_annotators_get_or_create
@@ -35,6 +35,7 @@ def testset_import(
     encoding: str = "utf-8",
     progress: JobProgress | None = None,
 ) -> dict:
+    encoding_check(encoding=encoding)
     tsv_path = Path(tsv_path)
     scores_path = Path(scores_path) if scores_path else None
     max_bytes = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 32
@@ -138,6 +139,8 @@ def _next_scores(lines, *, tsv_line: int, path: Path, shape: _Shape, n_candidate
     line = next(lines, None)
     if line is None:
         raise ImportFileError(path, None, None, f"has fewer lines than the test set (nothing for its line {tsv_line})")
+    if line.too_long:
+        raise ImportFileError(path, line.number, None, "line is too long")
     data = parse_json_line(line.data, path=path, line=line.number)
     if not isinstance(data, list) or len(data) != n_candidates:
         found = len(data) if isinstance(data, list) else type(data).__name__

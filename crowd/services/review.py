@@ -1,8 +1,6 @@
 """Reviewing crowd work: approve or reject a submission, a link platform's approvals CSV, bonuses
 (paid once), and messages to a batch's workers. The platform's part is the provider's."""
 
-import csv
-import io
 from decimal import Decimal
 from pathlib import Path
 
@@ -10,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ImportFileError, UserError
+from core.lines import csv_rows, encoding_check, text_field_check
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdBonusStatus
 from crowd.providers.base import Provider
 from crowd.providers.link import WORKER_ID
@@ -65,32 +64,51 @@ _STATUS = {
 
 def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str = "utf-8") -> dict:
     """The platform's approvals CSV (worker id and APPROVED/REJECTED per row, feedback optional):
-    marks each worker's submissions of the batch. One transaction; errors name file, line, field."""
+    marks each worker's submissions of the batch. One transaction; errors name file, line, field;
+    every row has the header's fields, and a worker appears once."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode(encoding).lstrip("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(path, None, None, f"not {encoding} text ({exc.reason})") from exc
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    headers = {(h or "").strip().lower(): h for h in reader.fieldnames or []}
-    id_col = next((headers[c] for c in _ID_COLUMNS if c in headers), None)
-    status_col = headers.get("status")
-    if id_col is None:
-        raise ImportFileError(path, 1, "header", f"no worker id column (one of {', '.join(_ID_COLUMNS)})")
-    if status_col is None:
-        raise ImportFileError(path, 1, "header", "no status column")
-    feedback_col = headers.get("feedback")
+    encoding_check(encoding=encoding)
+    rows = csv_rows(path, encoding=encoding)
+    header_line, header = next(rows, (1, []))
+    header = [name.strip() for name in header]
+    columns = _approvals_columns(header, path=path, line=header_line)
+    id_col, status_col, feedback_col = (header[i] if i is not None else None for i in columns)
     counts = {"approved": 0, "rejected": 0, "unchanged": 0}
+    seen: dict[str, tuple[int, CrowdAssignmentStatus]] = {}
     with transaction.atomic():
-        for row in reader:
-            line = reader.line_num
-            worker_id = (row.get(id_col) or "").strip()
+        for line, row in rows:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise ImportFileError(
+                    path,
+                    line,
+                    None,
+                    f"expected {len(header)} comma-separated fields as in the header, found {len(row)}",
+                )
+            for name, cell in zip(header, row, strict=True):
+                text_field_check(cell, path=path, line=line, field=name)
+            worker_id, status_text, feedback = (row[i] if i is not None else "" for i in columns)
+            worker_id = worker_id.strip()
             if not WORKER_ID.match(worker_id):
                 raise ImportFileError(path, line, id_col, f"worker id {worker_id!r} is empty or malformed")
-            status = _STATUS.get((row.get(status_col) or "").strip().lower())
+            status = _STATUS.get(status_text.strip().lower())
             if status is None:
+                raise ImportFileError(path, line, status_col, f"status {status_text!r} is not APPROVED/REJECTED")
+            if worker_id in seen:
+                earlier_line, earlier = seen[worker_id]
+                if earlier != status:
+                    raise ImportFileError(
+                        path,
+                        line,
+                        id_col,
+                        f"worker {worker_id} is {earlier.label} on line {earlier_line}, {status.label} here",
+                    )
+                continue
+            seen[worker_id] = (line, status)
+            if len(feedback) > FEEDBACK_MAX:
                 raise ImportFileError(
-                    path, line, status_col, f"status {row.get(status_col)!r} is not APPROVED/REJECTED"
+                    path, line, feedback_col, f"is {len(feedback)} characters; the limit is {FEEDBACK_MAX}"
                 )
             submissions = CrowdAssignment.objects.filter(
                 batch=batch, worker__provider=batch.provider, worker__external_id=worker_id
@@ -98,13 +116,29 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
             if not submissions.exists():
                 raise ImportFileError(path, line, id_col, f"worker {worker_id} has no submission in batch {batch.name}")
             changed = submissions.exclude(status=status).update(
-                status=status,
-                reviewed_at=timezone.now(),
-                feedback=((row.get(feedback_col) or "") if feedback_col else "")[:1024],
+                status=status, reviewed_at=timezone.now(), feedback=feedback
             )
             counts[status.value if changed else "unchanged"] += changed or 1
+        if not seen:
+            raise UserError(f"{path.name}: the header is not followed by any worker; nothing was changed")
         counts["scores_confirmed"], counts["scores_withdrawn"] = crowd_scores_reconcile(batch=batch)
     return counts
+
+
+def _approvals_columns(header: list[str], *, path: Path, line: int) -> tuple[int, int, int | None]:
+    """Positions of the worker id, status and (optional) feedback columns."""
+    for name in header:
+        text_field_check(name, path=path, line=line, field="header")
+    names = [name.strip().lower() for name in header]
+    repeated = sorted({name for name in names if name and names.count(name) > 1})
+    if repeated:
+        raise ImportFileError(path, line, "header", f"column(s) {', '.join(repeated)} appear more than once")
+    id_index = next((names.index(c) for c in _ID_COLUMNS if c in names), None)
+    if id_index is None:
+        raise ImportFileError(path, line, "header", f"no worker id column (one of {', '.join(_ID_COLUMNS)})")
+    if "status" not in names:
+        raise ImportFileError(path, line, "header", "no status column")
+    return id_index, names.index("status"), names.index("feedback") if "feedback" in names else None
 
 
 def crowd_bonus_send(

@@ -6,7 +6,9 @@ Formats: ``lines`` (one utterance per line, OpenSubtitles raw style, .gz too),
 
 Utterances are de-duplicated by normalised text within the repository (the database's
 unique constraint does it, so memory does not grow with the file). Importing into an
-existing repository adds to it. The whole import is one transaction.
+existing repository adds to it (a file of utterances it already holds adds nothing). The whole
+import is one transaction; a file in which no utterance passes the filters (empty, or every line
+skipped) is an error that creates nothing.
 """
 
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from django.db.models import F
 
 from annotation.models import Repository, Utterance
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, RawLine, decode_field
+from core.lines import LineReader, RawLine, decode_field, encoding_check
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
@@ -47,6 +49,7 @@ def repository_import(
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     repository_name_check(name=name)
+    encoding_check(encoding=encoding)
     path = Path(path)
     max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
     # DailyDialog lines hold whole dialogues; other formats one utterance (plus Cornell's ids).
@@ -66,6 +69,7 @@ def repository_import(
         "skipped_excluded": 0,
         "skipped_unterminated_last_line": 0,
     }
+    kept = 0  # utterances that passed every filter: inserted now, or already in the repository
     with transaction.atomic():
         repository, _ = Repository.objects.get_or_create(name=name)
         excluded = excluded_hashes(exclude_datasets or [])
@@ -97,6 +101,7 @@ def repository_import(
                 if digest in excluded:
                     report["skipped_excluded"] += 1
                     continue
+                kept += 1
                 if digest not in batch:
                     batch[digest] = (text, digest, min(n_tokens, 32767), path.name[:255], line.number, source_ref[:64])
             if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
@@ -106,13 +111,29 @@ def repository_import(
                 progress.update(done=reader.position(), total=reader.size)
         if batch:
             report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
+        if kept == 0:
+            raise UserError(f"{path.name}: no utterance to import ({_skips(report)}); nothing was imported")
         if report["inserted"]:
             # search indexes built before this import are now stale
             Repository.objects.filter(pk=repository.pk).update(content_version=F("content_version") + 1)
-    skipped = sum(v for k, v in report.items() if k.startswith("skipped_") and k != "skipped_unterminated_last_line")
-    report["duplicates"] = report["utterances_read"] - skipped - report["inserted"]
+    report["duplicates"] = kept - report["inserted"]
     report["repository_size"] = Utterance.objects.filter(repository=repository).count()
     return report
+
+
+_SKIPPED = {
+    "skipped_blank": "blank",
+    "skipped_short": "under --min-tokens",
+    "skipped_too_long": "too long",
+    "skipped_excluded": "in an excluded dataset",
+    "skipped_unterminated_last_line": "a cut-off last line",
+}
+
+
+def _skips(report: dict) -> str:
+    return ", ".join(
+        [f"{report['lines']} lines"] + [f"{report[key]} {what}" for key, what in _SKIPPED.items() if report[key]]
+    )
 
 
 def _utterances(line: RawLine, *, fmt: str, path: Path, encoding: str) -> Iterator[tuple[str, str]]:

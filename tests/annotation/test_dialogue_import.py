@@ -157,3 +157,28 @@ def test_dailydialog_test_split_gives_one_question_per_dialogue_of_four_or_more_
     assert report["questions"] + report["skipped_short"] == 1000
     assert Context.objects.filter(turns__position=2).count() == expected
     assert not Turn.objects.filter(position__gt=2).exists()
+
+
+def test_a_lone_surrogate_in_jsonl_names_file_line_and_field(db, write_file):
+    content = (
+        json.dumps({"context": ["Hi."], "response": "Yes."}) + "\n" + '{"context": ["\\ud800"], "response": "No."}\n'
+    )
+    with pytest.raises(ImportFileError, match=r"d.jsonl, line 2, field context\[0\]: holds a lone surrogate"):
+        dialogues_import(path=write_file("d.jsonl", content), fmt="jsonl", dataset_name="dd", context_turns=1)
+    assert not Question.objects.exists()
+
+
+def test_a_deeply_nested_jsonl_line_names_file_and_line(db, write_file):
+    content = json.dumps({"context": ["Hi."], "response": "Yes."}) + "\n" + "[" * 200_000 + "\n"
+    with pytest.raises(ImportFileError, match=r"d.jsonl, line 2: is nested too deeply"):
+        dialogues_import(path=write_file("d.jsonl", content), fmt="jsonl", dataset_name="dd", context_turns=1)
+    assert not Dataset.objects.exists()
+
+
+def test_a_nul_in_a_cut_last_line_is_still_an_error(db, write_file):
+    # a last line without its newline is skipped only when it does not parse (cut mid-object)
+    content = (
+        json.dumps({"context": ["Hi."], "response": "Yes."}) + "\n" + '{"context": ["Hi."], "response": "\\u0000"}'
+    )
+    with pytest.raises(ImportFileError, match=r"d.jsonl, line 2, field response: holds a NUL character"):
+        dialogues_import(path=write_file("d.jsonl", content), fmt="jsonl", dataset_name="dd", context_turns=1)

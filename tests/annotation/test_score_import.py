@@ -103,3 +103,32 @@ def test_internal_annotators_are_resolved_not_created(candidates, write_file):
     # then the score is theirs
     assert Score.objects.get(candidate=a).annotator.user == user
     assert existing.pk != Score.objects.get(candidate=a).annotator.pk
+
+
+def test_a_row_with_more_fields_than_the_header_is_refused(candidates, write_file):
+    a, b = candidates
+    path = write_file("s.csv", csv_for([(a.question_id, a.pk, "r1", 4)]) + f"{b.question_id},{b.pk},r1,4,5\n")
+    with pytest.raises(
+        ImportFileError, match="s.csv, line 3: expected 4 comma-separated fields as in the header, found 5"
+    ):
+        scores_import(path=path)
+    assert not Score.objects.exists()
+
+
+def test_a_header_without_rows_is_an_error(db, write_file):
+    with pytest.raises(UserError, match="s.csv: the header is not followed by any score"):
+        scores_import(path=write_file("s.csv", csv_for([])))
+
+
+def test_an_id_beyond_64_bits_is_an_error_on_every_database(candidates, write_file):
+    a, _ = candidates
+    path = write_file("s.csv", csv_for([(a.question_id, 2**64, "r1", 4)]))
+    with pytest.raises(ImportFileError, match="line 2, field candidate_id: 18446744073709551616 is not an id"):
+        scores_import(path=path)
+
+
+def test_a_nul_in_an_annotator_id_is_an_error_naming_the_column(candidates, write_file):
+    a, _ = candidates
+    with pytest.raises(ImportFileError, match=r"line 2, field annotator: holds a NUL character"):
+        scores_import(path=write_file("s.csv", csv_for([(a.question_id, a.pk, "r\x001", 4)])))
+    assert not Annotator.objects.filter(external_id__startswith="r").exists()

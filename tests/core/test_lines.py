@@ -1,10 +1,11 @@
 import gzip
+import re
 import tracemalloc
 
 import pytest
 
-from core.errors import ImportFileError
-from core.lines import LineReader, decode_field
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, csv_rows, decode_field, encoding_check, parse_json_line
 
 
 def test_bom_and_crlf_are_removed(write_file):
@@ -62,3 +63,112 @@ def test_undecodable_bytes_name_the_file_line_and_field():
     message = str(error.value)
     assert "x.tsv" in message and "line 7" in message and "field ground truth" in message
     assert "undecodable" in message
+
+
+def test_a_json_line_nested_200k_deep_is_an_error_naming_file_and_line():
+    with pytest.raises(ImportFileError, match=r"^d.jsonl, line 4: is nested too deeply \(the limit is 32 levels\)"):
+        parse_json_line(b"[" * 200_000, path="/data/d.jsonl", line=4)
+
+
+def test_a_lone_surrogate_in_json_is_an_error_naming_file_line_and_field():
+    data = b'{"context": ["Hi.", "\\ud800"], "response": "Yes."}'
+    with pytest.raises(
+        ImportFileError, match=r"^d.jsonl, line 2, field context\[1\]: holds a lone surrogate \(U\+D800\)"
+    ):
+        parse_json_line(data, path="/data/d.jsonl", line=2)
+
+
+def test_a_nul_escape_in_json_is_an_error_naming_the_field():
+    with pytest.raises(
+        ImportFileError, match=r"line 2, field response: holds a NUL character \(U\+0000\) at character 3"
+    ):
+        parse_json_line(b'{"response": "Ye\\u0000s."}', path="d.jsonl", line=2)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"a": 1, "a": 2}', "field a: appears twice in one object"),
+        (b"[1, NaN]", "holds NaN, which is not a JSON number"),
+        (b"[Infinity]", "holds Infinity, which is not a JSON number"),
+        (b"9" * 5000, "holds a value that cannot be read"),
+        (b'{"x": ' + b"[" * 40 + b"]" * 40 + b"}", "field x: is nested too deeply"),
+    ],
+)
+def test_json_lines_are_read_strictly(data, message):
+    with pytest.raises(ImportFileError, match=re.escape(message)):
+        parse_json_line(data, path="d.jsonl", line=1)
+
+
+def test_a_valid_pair_of_surrogate_escapes_is_one_character():
+    assert parse_json_line(b'["\\ud83d\\ude00"]', path="d.jsonl", line=1) == ["\U0001f600"]
+
+
+def test_a_nul_byte_in_a_field_is_an_error_naming_file_line_and_field():
+    with pytest.raises(ImportFileError, match=r"^x.tsv, line 7, field candidate 2: holds a NUL character"):
+        decode_field(b"two\x00words", path="/data/x.tsv", line=7, field="candidate 2")
+
+
+def test_a_field_of_nul_separated_bytes_is_called_utf_16():
+    with pytest.raises(ImportFileError, match="looks like UTF-16; convert it to UTF-8"):
+        decode_field("Hello.".encode("utf-16-le"), path="x.txt", line=1, field="text")
+
+
+def test_a_utf_16_file_is_refused_at_line_1(write_file):
+    path = write_file("a.txt", "hello\nworld\n".encode("utf-16"))
+    with pytest.raises(ImportFileError, match=r"a.txt, line 1: the file is UTF-16 or UTF-32"):
+        list(LineReader(path, max_bytes=100))
+
+
+def test_a_file_with_carriage_returns_alone_is_refused(write_file):
+    path = write_file("a.txt", b"hello\rworld\r")
+    with pytest.raises(ImportFileError, match=r"a.txt, line 1: lines end with a carriage return alone"):
+        list(LineReader(path, max_bytes=100))
+
+
+def test_a_gzip_file_with_a_corrupt_block_is_a_clear_error(write_file):
+    path = write_file("a.txt.gz", b"\x1f\x8b\x08\x00" + bytes(range(200, 256)))
+    with pytest.raises(ImportFileError, match="not a readable gzip file"):
+        list(LineReader(path, max_bytes=100))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "cp1252", "utf-8-sig"])
+def test_ascii_compatible_encodings_are_accepted(encoding):
+    assert encoding_check(encoding=encoding) == encoding
+
+
+@pytest.mark.parametrize(
+    ("encoding", "message"),
+    [
+        ("klingon", "unknown text encoding"),
+        ("utf-16", "not supported"),
+        ("cp500", "not supported"),
+        ("rot13", "unknown text encoding"),
+    ],
+)
+def test_encodings_the_reader_cannot_split_are_refused(encoding, message):
+    with pytest.raises(UserError, match=message):
+        encoding_check(encoding=encoding)
+
+
+def test_csv_rows_give_the_line_each_record_starts_on(write_file):
+    path = write_file("a.csv", b'\xef\xbb\xbfid,note\r\n1,"two\r\nlines"\r\n2,x\r\n')
+    assert list(csv_rows(path)) == [(1, ["id", "note"]), (2, ["1", "two\r\nlines"]), (4, ["2", "x"])]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "message"),
+    [
+        (b'id,note\n1,"open\n', 2, "not valid CSV: unexpected end of data"),
+        (b"id,note\n1,ok\n2,caf\xe9\n", 3, "undecodable bytes"),
+        (b"id,note\n1," + b"x" * 200_000 + b"\n", 2, "not valid CSV: field larger than field limit"),
+    ],
+)
+def test_csv_rows_errors_name_the_line(write_file, content, line, message):
+    with pytest.raises(ImportFileError, match=rf"a.csv, line {line}: {message}"):
+        list(csv_rows(write_file("a.csv", content)))
+
+
+def test_a_stray_carriage_return_in_an_over_long_first_line_is_left_to_the_length_rule(write_file):
+    path = write_file("a.txt", b"x" * 50 + b"\r" + b"x" * 100 + b"\nshort\n")
+    assert [(line.too_long, line.data) for line in LineReader(path, max_bytes=100)] == [(True, b""), (False, b"short")]

@@ -1,6 +1,6 @@
 import pytest
 
-from core.text import clean_text, count_tokens, normalize_text, strip_formatting_tags, text_hash
+from core.text import clean_text, count_tokens, normalize_text, strip_formatting_tags, text_hash, unstorable_character
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,18 @@ def test_clean_text_collapses_all_whitespace_including_tabs_and_carriage_returns
 
 def test_count_tokens_counts_words_not_punctuation():
     assert count_tokens("Say , Jim , how about ... ?") == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("plain text", None),
+        ("émoji 😀 and 中文", None),
+        ("two\x00words", "holds a NUL character (U+0000) at character 4"),
+        ("lone \ud800", "holds a lone surrogate (U+D800) at character 6"),
+        ("\udfff", "holds a lone surrogate (U+DFFF) at character 1"),
+    ],
+)
+def test_text_that_cannot_be_stored_as_written_is_found(text, problem):
+    found = unstorable_character(text)
+    assert (found if found is None else found[: len(problem)]) == problem

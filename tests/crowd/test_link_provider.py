@@ -77,3 +77,36 @@ def test_an_unknown_worker_in_the_approvals_is_an_error(client, link_batch, writ
     path = write_file("approvals.csv", "worker_id,status\nNOBODY,APPROVED\n")
     with pytest.raises(ImportFileError, match="line 2, field worker_id: worker NOBODY has no submission"):
         link_approvals_import(batch=link_batch, path=path)
+
+
+def test_an_approvals_row_with_more_fields_than_the_header_is_refused(client, link_batch, write_file):
+    work_through(client, link_batch, worker="P1")
+    path = write_file("approvals.csv", "worker_id,status\nP1,APPROVED,oops\n")
+    with pytest.raises(ImportFileError, match=r"approvals.csv, line 2: expected 2 comma-separated fields"):
+        link_approvals_import(batch=link_batch, path=path)
+    assert set(CrowdAssignment.objects.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_a_nul_in_approvals_feedback_is_refused_on_every_database(client, link_batch, write_file):
+    work_through(client, link_batch, worker="P1")
+    path = write_file("approvals.csv", "worker_id,status,feedback\nP1,REJECTED,too\x00fast\n")
+    with pytest.raises(ImportFileError, match=r"line 2, field feedback: holds a NUL character"):
+        link_approvals_import(batch=link_batch, path=path)
+    assert set(CrowdAssignment.objects.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_a_worker_approved_and_rejected_in_one_file_is_refused(client, link_batch, write_file):
+    work_through(client, link_batch, worker="P1")
+    path = write_file("approvals.csv", "worker_id,status\nP1,APPROVED\nP1,APPROVED\nP1,REJECTED\n")
+    with pytest.raises(
+        ImportFileError, match=r"line 4, field worker_id: worker P1 is approved on line 2, rejected here"
+    ):
+        link_approvals_import(batch=link_batch, path=path)
+    assert set(CrowdAssignment.objects.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_an_approvals_feedback_may_span_lines(client, link_batch, write_file):
+    work_through(client, link_batch, worker="P1")
+    path = write_file("approvals.csv", 'worker_id,status,feedback\nP1,REJECTED,"too fast,\nsorry"\n')
+    link_approvals_import(batch=link_batch, path=path)
+    assert set(CrowdAssignment.objects.values_list("feedback", flat=True)) == {"too fast,\nsorry"}

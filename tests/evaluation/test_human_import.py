@@ -127,3 +127,35 @@ def test_a_wrongly_typed_reference_names_the_field_and_the_types_wanted(write_fi
 def test_a_single_string_reference_is_accepted(write_file):
     path = write_items(write_file, [item(reference="glad to hear it .")])
     assert next(read_zhao(path)).references == ("glad to hear it .",)
+
+
+def test_a_lone_surrogate_names_the_file_the_item_and_the_field(write_file):
+    text = json.dumps([item(0), item(1, model="S2S \ud800")])
+    path = write_file("ratings.json", text)
+    with pytest.raises(
+        HumanRatingsError, match=r"ratings.json: item 1: field 'model' holds a lone surrogate \(U\+D800\)"
+    ):
+        list(read_zhao(path))
+
+
+def test_a_nul_in_a_reference_names_the_field(write_file):
+    path = write_items(write_file, [item(0, reference=["glad\x00to hear it ."])])
+    with pytest.raises(HumanRatingsError, match=r"item 0: field 'reference\[0\]' holds a NUL character"):
+        list(read_zhao(path))
+
+
+def test_an_item_nested_200k_deep_is_a_clear_error(write_file):
+    path = write_file("ratings.json", "[" + json.dumps(item(0)) + ", " + "[" * 200_000)
+    with pytest.raises(HumanRatingsError, match="ratings.json: item 1 is nested too deeply"):
+        list(read_zhao(path))
+
+
+def test_undecodable_bytes_name_the_line(write_file):
+    path = write_file("ratings.json", json.dumps([item(0), item(1)], indent=1).encode().replace(b"good", b"g\xe9od", 1))
+    with pytest.raises(HumanRatingsError, match=r"ratings.json: not UTF-8 text at line \d+ \(undecodable bytes"):
+        list(read_zhao(path))
+
+
+def test_a_utf8_bom_is_accepted(write_file):
+    path = write_file("ratings.json", b"\xef\xbb\xbf" + json.dumps([item(0)]).encode())
+    assert len(list(read_zhao(path))) == 1

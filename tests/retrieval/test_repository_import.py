@@ -1,9 +1,12 @@
 import gzip
 import json
 import tracemalloc
+from io import StringIO
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 from django.urls import reverse
 
@@ -200,3 +203,40 @@ def test_the_upload_form_refuses_a_repository_name_before_starting_a_job(admin_c
     assert response.status_code == 200
     assert "repository name &#x27;Subs&#x27; must be a slug" in response.content.decode()
     assert not Job.objects.exists()
+
+
+def test_duplicates_count_is_right_after_an_over_long_line(db, write_file, settings):
+    # given an over-long line among three distinct utterances and one repeat
+    settings.WELLCHOSEN_MAX_UTTERANCE_CHARS = 40
+    content = "Hello there.\n" + "x" * 1000 + "\nGood night.\nhello there\n"
+    report = repository_import(path=write_file("s.txt", content), name="subs")
+    # then the long line is a skip, not a negative duplicate
+    assert (report["inserted"], report["skipped_too_long"], report["duplicates"]) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"...\n?!\n"], ids=["empty", "blank", "no-words"])
+def test_a_file_without_utterances_is_an_error_that_creates_no_repository(db, write_file, content):
+    with pytest.raises(UserError, match=r"s.txt: no utterance to import \(\d+ lines.*\); nothing was imported"):
+        repository_import(path=write_file("s.txt", content), name="subs")
+    assert not Repository.objects.exists()
+
+
+def test_the_command_fails_on_an_empty_file(db, write_file):
+    with pytest.raises(CommandError, match="no utterance to import"):
+        call_command("import_repository", str(write_file("s.txt", b"")), name="subs", stdout=StringIO())
+    assert not Repository.objects.exists()
+
+
+def test_a_file_of_known_utterances_adds_nothing_and_is_no_error(db, write_file):
+    repository_import(path=write_file("a.txt", "Hello there.\n"), name="subs")
+    report = repository_import(path=write_file("b.txt", "hello there\n"), name="subs")
+    assert (report["inserted"], report["duplicates"], report["repository_size"]) == (0, 1, 1)
+
+
+@pytest.mark.parametrize("use_copy", [False, True] if connection.vendor == "postgresql" else [False])
+def test_a_nul_character_is_an_error_on_every_database_and_path(db, write_file, use_copy):
+    # SQLite would store it and PostgreSQL refuse it: the import refuses it first, the same everywhere
+    path = write_file("s.txt", b"Fine.\nTwo\x00words.\n")
+    with pytest.raises(ImportFileError, match=r"s.txt, line 2, field text: holds a NUL character \(U\+0000\)"):
+        repository_import(path=path, name="subs", use_copy=use_copy)
+    assert not Repository.objects.exists()
