@@ -71,7 +71,7 @@ def pools_build(
     if repository is None:
         raise UserError(f"no repository {repository_name!r}")
     pool_sizes_check(lexical=settings.lexical, dense=settings.dense)
-    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress)
+    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress, job_id=job_id)
     lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
     versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}
     excluded = excluded_hashes(exclude_datasets or [])
