@@ -136,7 +136,8 @@ def worker_start(
     deadline = time.monotonic() + 60
     while "ready." not in worker.log_text():
         if process.poll() is not None or time.monotonic() > deadline:
-            worker.kill() if process.poll() is None else None
+            if process.poll() is None:
+                worker.kill()
             pytest.fail(f"worker {name} did not start:\n{worker.log_text()}")
         time.sleep(0.2)
     return worker
