@@ -32,6 +32,8 @@ class RetrievalIndex(models.Model):
     utterance_count = models.PositiveBigIntegerField(default=0)
     params = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # The job building it: a build whose job was taken over or has ended is known to be dead.
+    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     built_at = models.DateTimeField(null=True, blank=True)
 

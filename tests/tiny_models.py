@@ -99,3 +99,28 @@ def build_tiny_bart(tokenizer_dir: Path, folder: Path) -> Path:
     BartForConditionalGeneration(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def build_tiny_sentence_encoder(tokenizer_dir: Path, folder: Path) -> Path:
+    """A 2-layer BERT with random weights and that tokenizer, saved in ``folder``: a sentence
+    encoder (mean-pooled, like all-MiniLM-L6-v2) hundreds of times faster than the real one."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    # BERT takes token type ids too (the ONNX export feeds them).
+    tokenizer = AutoTokenizer.from_pretrained(
+        tokenizer_dir, model_input_names=["input_ids", "token_type_ids", "attention_mask"]
+    )
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -31,13 +31,26 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(WELLCHOSEN_DATA_DIR / "test.sqlite3")}
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if os.environ.get("WELLCHOSEN_TEST_CACHE_URL"):
+    # Worker processes started by a test share its Redis cache (job progress and heartbeats
+    # cross processes there, as with REDIS_CACHE_URL when deployed), under the test's own prefix.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["WELLCHOSEN_TEST_CACHE_URL"],
+            "KEY_PREFIX": os.environ.get("WELLCHOSEN_TEST_CACHE_PREFIX", ""),
+        }
+    }
 # Tests run tasks in-process unless told otherwise; the end-to-end test starts a real
 # worker process with CELERY_TASK_ALWAYS_EAGER=0 and a Redis broker.
 CELERY_TASK_ALWAYS_EAGER = os.environ.get("CELERY_TASK_ALWAYS_EAGER", "1") == "1"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")
 if not CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+    # Worker processes started by a test may keep their queues under a key prefix of their own,
+    # so that they consume the deployed queue names beside other test runs on the same Redis.
+    _prefix = os.environ.get("WELLCHOSEN_TEST_BROKER_PREFIX", "")
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": _prefix} if _prefix else {}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

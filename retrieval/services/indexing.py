@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation.models import Repository, Utterance
+from core.models import Job
 from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
 from retrieval.dense.search_index import faiss_index_build
@@ -28,30 +29,57 @@ _KEEP_OLD_VERSIONS = 1  # a pool job may still read the previous version
 
 
 def indexes_ensure(
-    *, repository: Repository, progress: JobProgress | None = None
+    *, repository: Repository, progress: JobProgress | None = None, job_id: int | None = None
 ) -> tuple[RetrievalIndex, RetrievalIndex]:
     """The current lexical and dense indexes of the repository, building whichever is missing or stale."""
     lexical = index_current(repository=repository, kind=IndexKind.LEXICAL)
     if lexical is None:
-        lexical = lexical_index_build(repository=repository, progress=progress)
+        lexical = lexical_index_build(repository=repository, progress=progress, job_id=job_id)
     dense = index_current(repository=repository, kind=IndexKind.DENSE)
     if dense is None:
-        dense = embeddings_build(repository=repository, progress=progress)
+        dense = embeddings_build(repository=repository, progress=progress, job_id=job_id)
     return lexical, dense
 
 
-def _new_version(*, repository: Repository, kind: str, backend: str, name_for) -> RetrievalIndex:
+def _new_version(*, repository: Repository, kind: str, backend: str, name_for, job_id: int | None) -> RetrievalIndex:
+    """A new version in status building, recorded with the job that builds it (``job_id``)."""
     with transaction.atomic():
         repo = Repository.objects.select_for_update().get(pk=repository.pk)
+        interrupted = _interrupted_builds_fail(repository=repo, kind=kind, job_id=job_id)
         version = (RetrievalIndex.objects.filter(repository=repo, kind=kind).aggregate(v=Max("version"))["v"] or 0) + 1
-        return RetrievalIndex.objects.create(
+        index = RetrievalIndex.objects.create(
             repository=repo,
             kind=kind,
             version=version,
             backend=backend,
             name=name_for(repo, version),
             content_version=repo.content_version,
+            job_id=job_id,
         )
+    for stale in interrupted:
+        _delete_files(stale)
+    return index
+
+
+def _interrupted_builds_fail(*, repository: Repository, kind: str, job_id: int | None) -> list[RetrievalIndex]:
+    """Mark failed the versions still "building" whose builder is dead: an earlier attempt of job
+    ``job_id`` (this attempt took the job over from it) or a job that has ended. Returns them.
+
+    A worker killed mid-build (out of memory, a lost machine) runs no clean-up: without this its
+    version would say "building" for ever. Builds without a job, or of a job still running
+    elsewhere, are left alone."""
+    dead = Q(job__status__in=Job.FINISHED)
+    if job_id is not None:
+        dead |= Q(job_id=job_id)
+    interrupted = list(
+        RetrievalIndex.objects.filter(repository=repository, kind=kind, status=IndexStatus.BUILDING).filter(dead)
+    )
+    RetrievalIndex.objects.filter(pk__in=[i.pk for i in interrupted]).update(
+        status=IndexStatus.FAILED, error="interrupted: the worker building it stopped before it was ready"
+    )
+    if interrupted:
+        logger.warning("%s index versions %s: their builds were interrupted", kind, [i.version for i in interrupted])
+    return interrupted
 
 
 def _snapshot(repository: Repository) -> tuple[int, int]:
@@ -69,13 +97,17 @@ def _rows(repository: Repository, top: int) -> Iterator[tuple[int, str]]:
     )
 
 
-def lexical_index_build(*, repository: Repository, progress: JobProgress | None = None) -> RetrievalIndex:
+def lexical_index_build(
+    *, repository: Repository, progress: JobProgress | None = None, job_id: int | None = None
+) -> RetrievalIndex:
+    """A new BM25 version of the repository; ``job_id``: the job building it (see _new_version)."""
     backend_kind = "elasticsearch" if settings.ELASTICSEARCH_URL else "tantivy"
     index = _new_version(
         repository=repository,
         kind=IndexKind.LEXICAL,
         backend=backend_kind,
         name_for=lambda repo, v: f"wellchosen-{repo.name}-v{v}",
+        job_id=job_id,
     )
     top, total = _snapshot(repository)
     backend: LexicalBackend = lexical_backend_for(index)
@@ -100,7 +132,9 @@ def embeddings_build(
     model_path: str | None = None,
     backend: str | None = None,
     dtype: str | None = None,
+    job_id: int | None = None,
 ) -> RetrievalIndex:
+    """A new embedding version of the repository; ``job_id``: the job building it (see _new_version)."""
     encoder = get_encoder(model_path=model_path, backend=backend)
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
     root = Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings"
@@ -109,6 +143,7 @@ def embeddings_build(
         kind=IndexKind.DENSE,
         backend=encoder.name,
         name_for=lambda repo, v: str(root / f"{repo.name}-v{v}"),
+        job_id=job_id,
     )
     folder = Path(index.name)
     top, total = _snapshot(repository)
@@ -167,10 +202,14 @@ def _delete_old_versions(index: RetrievalIndex) -> None:
         repository_id=index.repository_id, kind=index.kind, version__lt=index.version - _KEEP_OLD_VERSIONS
     ).exclude(status=IndexStatus.FAILED)
     for stale in old:
-        try:
-            if stale.kind == IndexKind.LEXICAL:
-                lexical_backend_for(stale).delete()
-            else:
-                shutil.rmtree(stale.name, ignore_errors=True)
-        except Exception:  # an unreachable cluster must not fail the new build
-            logger.exception("could not delete index %s", stale.name)
+        _delete_files(stale)
+
+
+def _delete_files(index: RetrievalIndex) -> None:
+    try:
+        if index.kind == IndexKind.LEXICAL:
+            lexical_backend_for(index).delete()
+        else:
+            shutil.rmtree(index.name, ignore_errors=True)
+    except Exception:  # an unreachable cluster must not fail the new build
+        logger.exception("could not delete index %s", index.name)

@@ -31,10 +31,10 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
         raise UserError(f"no repository {params.repository!r}")
     built = {}
     if "lexical" in params.kinds:
-        index = lexical_index_build(repository=repository, progress=progress)
+        index = lexical_index_build(repository=repository, progress=progress, job_id=job.pk)
         built["lexical"] = {"name": index.name, "backend": index.backend, "utterances": index.utterance_count}
     if "dense" in params.kinds:
-        index = embeddings_build(repository=repository, progress=progress)
+        index = embeddings_build(repository=repository, progress=progress, job_id=job.pk)
         built["dense"] = {
             "name": index.name,
             "model": index.backend,

@@ -74,7 +74,7 @@ def pools_build(
     pool_sizes_check(lexical=settings.lexical, dense=settings.dense)
     # The attention checks of a dataset come from the repository of its candidates, unless one was chosen.
     dataset_check_repository_adopt(dataset=dataset, repository=repository)
-    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress)
+    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress, job_id=job_id)
     lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
     versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}
     excluded = excluded_hashes(exclude_datasets or [])

@@ -1,0 +1,30 @@
+"""Every job kind is either killed mid-job by this suite or says why it is not: a new kind fails
+here until it is one or the other."""
+
+from core.job_registry import job_kinds_all
+
+KILLED_MID_JOB = {
+    "import_dialogues": "test_imports.py",
+    "import_testset": "test_imports.py",
+    "import_scores": "test_imports.py",
+    "import_repository": "test_imports.py",
+    "build_testset": "test_imports.py",
+    "build_pools": "test_retrieval.py",
+    "build_indexes": "test_retrieval.py",
+    "evaluate": "test_evaluation.py",
+    "generate": "test_evaluation.py",
+}
+NOT_KILLED = {
+    "campaign": "runs its systems' evaluate jobs inside it (their takeover is tested) and RANDOM trials "
+    "committed per system and trial (RandomTrialResult is unique per campaign, system and trial)",
+    "crowd_publish": "seconds of calls to the crowd platform; a retry replays each HIT's UniqueRequestToken, so "
+    "none is made twice",
+    "crowd_sync": "seconds of calls to the crowd platform; every run reads the platform's state afresh",
+    "quality_refresh": "one short read of a dataset's scores and one snapshot row",
+}
+
+
+def test_every_job_kind_is_killed_mid_job_or_says_why_not():
+    kinds = {kind.name for kind in job_kinds_all()}
+    assert kinds - KILLED_MID_JOB.keys() - NOT_KILLED.keys() == set(), "a new job kind: add a worker-kill test"
+    assert (KILLED_MID_JOB.keys() | NOT_KILLED.keys()) - kinds == set(), "a job kind is gone: remove it here"
