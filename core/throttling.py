@@ -1,5 +1,6 @@
-"""Login throttling's two hooks into django-axes: the address a request came from
-(``AXES_CLIENT_IP_CALLABLE``) and the page a locked-out login gets (``AXES_LOCKOUT_CALLABLE``).
+"""Login throttling's hooks into django-axes: the address a request came from
+(``AXES_CLIENT_IP_CALLABLE``), the username it is counted under (``AXES_USERNAME_CALLABLE``) and
+the page a locked-out login gets (``AXES_LOCKOUT_CALLABLE``).
 
 Behind reverse proxies ``REMOTE_ADDR`` is the nearest proxy's address, the same for every visitor,
 and each proxy appends the address it saw to ``X-Forwarded-For``. A client may send any
@@ -29,6 +30,18 @@ def client_ip(request: HttpRequest) -> str:
         return str(ipaddress.ip_address(candidate))
     except ValueError:  # a proxy that writes something else: the address stored must be one
         return remote
+
+
+# The length of axes' username columns. No account has a longer name (the user model allows 150),
+# but the login form passes any length on, and PostgreSQL refuses a value longer than its column.
+USERNAME_CHARS = 255
+
+
+def login_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
+    """The username a login tried, cut to what the attempts table holds."""
+    source = credentials if credentials is not None else request.POST
+    username = source.get("username")
+    return None if username is None else str(username)[:USERNAME_CHARS]
 
 
 def locked_out_response(request: HttpRequest, response: HttpResponse | None = None, credentials=None) -> HttpResponse:

@@ -192,6 +192,7 @@ AXES_LOCKOUT_PARAMETERS = lockout_parameters(WELLCHOSEN_LOGIN_LOCKOUT_PARAMETERS
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "core.throttling.locked_out_response"
 AXES_CLIENT_IP_CALLABLE = "core.throttling.client_ip"
+AXES_USERNAME_CALLABLE = "core.throttling.login_username"
 
 # Content-Security-Policy on every response (django-csp). Scripts come only from our own static
 # files: no inline script, no event-handler attribute, no javascript: URL runs, so markup that

@@ -107,6 +107,13 @@ def test_without_a_cool_off_only_a_reset_unlocks(limits, rosa, settings):
     assert log_in("/accounts/login/", "rosa", PASSWORD).status_code == 302
 
 
+def test_a_username_longer_than_any_account_is_counted_not_a_server_error(limits, db):
+    # the login form passes any length on; PostgreSQL refuses a value longer than the column
+    long_name = "x" * 300
+    assert fail("/accounts/login/", limits, username=long_name) == [200] * (limits - 1) + [429]
+    assert [len(name) for name in AccessAttempt.objects.values_list("username", flat=True)] == [255]
+
+
 def test_a_forced_login_in_tests_is_not_throttled(limits, rosa, client):
     fail("/accounts/login/", limits, ip="127.0.0.1")
     client.force_login(rosa)

@@ -260,7 +260,7 @@ def world(live_server, settings, tmp_path):
     link, hits = crowd_batches()
     UserFactory(username="boss", password=PASSWORD, is_staff=True, is_superuser=True)
     annotator = membership_ensure(user=UserFactory(username="ann", password=PASSWORD), dataset=link.dataset)
-    Annotator.objects.filter(pk=annotator.pk).update(display_name=group(5))
+    Annotator.objects.filter(pk=annotator.pk).update(display_name=group(5)[:255])
     # failed logins with payloads for usernames (shown in the admin's access attempts)
     for i in range(2):
         Client(REMOTE_ADDR=f"192.0.2.{i + 1}").post("/accounts/login/", {"username": group(i), "password": "x"})
