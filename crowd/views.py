@@ -5,6 +5,7 @@ HITs, and the page they work on posts back with a signed token for their assignm
 us on its own site, where the browser may not send our session cookie), kept in the session too.
 """
 
+from csp.constants import SELF
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,9 +26,19 @@ from crowd.services.work import crowd_unit_submit, link_unit_next, link_worker_e
 _SESSION_KEY = "crowd_assignments"
 
 
-def _framable(response: HttpResponse) -> HttpResponse:
-    """MTurk shows the page in a frame on its own site: allow exactly those sites to frame it."""
-    response["Content-Security-Policy"] = "frame-ancestors 'self' " + " ".join(settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS)
+def _framable(response: HttpResponse, *, submits_to_platform: bool = False) -> HttpResponse:
+    """MTurk shows the page in a frame on its own site: the site's Content-Security-Policy with
+    exactly those sites as frame ancestors (django-csp's middleware writes it; this is what its
+    ``csp_replace`` decorator sets, with the hosts read per request).
+
+    The page that hands the assignment to MTurk posts its form to turkSubmitTo (one of those
+    hosts, checked), and Chrome holds every redirect after a form post to ``form-action`` too:
+    wherever MTurk sends the worker next must not be refused, so that page has no
+    ``form-action``. It shows no text of anyone's, only the checked address and two hidden fields."""
+    replace = {"frame-ancestors": [SELF, *settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS]}
+    if submits_to_platform:
+        replace["form-action"] = None
+    response._csp_replace = replace
     return response
 
 
@@ -116,7 +127,7 @@ def _submit_page(request, ca, answers: str) -> HttpResponse:
     except UserError as exc:
         return _message(request, "Your scores are saved", f"but they cannot be sent to MTurk from here: {exc}", 400)
     context = {"action": action, "assignment_id": ca.external_id, "answers": answers}
-    return _framable(render(request, "crowd/submit.html", context))
+    return _framable(render(request, "crowd/submit.html", context), submits_to_platform=True)
 
 
 @xframe_options_exempt

@@ -35,6 +35,7 @@ INTERPOLATED_VARIABLES = (
     "WELLCHOSEN_HTTP_PORT",
     "WELLCHOSEN_GPU_QUEUE",
     "WELLCHOSEN_CROWD_SYNC_SECONDS",
+    "WELLCHOSEN_TRUSTED_PROXIES",
     "COMPOSE_PROFILES",
     "COMPOSE_FILE",
     "COMPOSE_PROJECT_NAME",
@@ -189,6 +190,11 @@ def test_app_services_run_production_settings_with_an_acceptable_secret(services
         assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379/")
         assert env["WELLCHOSEN_DATA_DIR"] == "/data"
+
+
+def test_web_trusts_no_forwarded_address_unless_the_deployer_says_a_proxy_writes_it(services):
+    # a client can send any X-Forwarded-For: login throttling reads it only behind trusted proxies
+    assert services["web"]["environment"]["WELLCHOSEN_TRUSTED_PROXIES"] == "0"
 
 
 def test_app_services_keep_data_on_the_appdata_volume(services):

@@ -1,9 +1,11 @@
 """Settings shared by every environment. Everything tunable comes from the environment
 with a default that is safe for a single-machine research install."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 
 from .env import env_bool, env_int, env_list, env_str
 
@@ -75,6 +77,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
+    "csp",
     "core",
     "annotation",
     "crowd",
@@ -85,12 +89,15 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a locked-out login into the locked-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -140,9 +147,76 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # Sessions are read on every annotator request: from the cache first, the database behind it.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# The first backend refuses a locked-out login before the second checks the password.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Login throttling (django-axes) on every login page (/accounts/login/, /admin/login/). After
+# WELLCHOSEN_LOGIN_FAILURE_LIMIT failed logins in a row for one username from one address, that
+# pair is refused for WELLCHOSEN_LOGIN_COOLOFF_MINUTES (counted from the last try; 0: until
+# `manage.py axes_reset`), even with the right password. A successful login clears the count.
+# Username and address together: annotators of one lab often share an address (a typo each must
+# not lock the lab out), and a username alone would let anyone lock a researcher out.
+WELLCHOSEN_LOGIN_FAILURE_LIMIT = env_int("WELLCHOSEN_LOGIN_FAILURE_LIMIT", 5)  # 0: no throttling
+WELLCHOSEN_LOGIN_COOLOFF_MINUTES = env_int("WELLCHOSEN_LOGIN_COOLOFF_MINUTES", 15)
+# Comma-separated: each item locks on its own; "+" joins parameters that lock together.
+WELLCHOSEN_LOGIN_LOCKOUT_PARAMETERS = env_str("WELLCHOSEN_LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
+# Reverse proxies in front of the site that append the client's address to this header (0: use
+# the connection's address; the header is then ignored, since a client can send any value).
+WELLCHOSEN_TRUSTED_PROXIES = env_int("WELLCHOSEN_TRUSTED_PROXIES", 0)
+WELLCHOSEN_CLIENT_IP_HEADER = env_str("WELLCHOSEN_CLIENT_IP_HEADER", "X-Forwarded-For")
+
+
+def lockout_parameters(value: str) -> list[str | list[str]]:
+    known = {"username", "ip_address", "user_agent"}
+    parameters: list[str | list[str]] = []
+    for item in (part.strip() for part in value.split(",")):
+        names = [name.strip() for name in item.split("+")]
+        if not item or not set(names) <= known:
+            raise ValueError(
+                f"WELLCHOSEN_LOGIN_LOCKOUT_PARAMETERS={value!r}: use {', '.join(sorted(known))}, "
+                "joined by + to lock together and separated by commas to lock apart"
+            )
+        parameters.append(names if len(names) > 1 else names[0])
+    return parameters
+
+
+if WELLCHOSEN_LOGIN_FAILURE_LIMIT < 0 or WELLCHOSEN_LOGIN_COOLOFF_MINUTES < 0 or WELLCHOSEN_TRUSTED_PROXIES < 0:
+    raise ValueError("WELLCHOSEN_LOGIN_FAILURE_LIMIT, _COOLOFF_MINUTES and WELLCHOSEN_TRUSTED_PROXIES must be >= 0")
+AXES_ENABLED = WELLCHOSEN_LOGIN_FAILURE_LIMIT > 0
+AXES_FAILURE_LIMIT = max(WELLCHOSEN_LOGIN_FAILURE_LIMIT, 1)
+AXES_COOLOFF_TIME = timedelta(minutes=WELLCHOSEN_LOGIN_COOLOFF_MINUTES) if WELLCHOSEN_LOGIN_COOLOFF_MINUTES else None
+AXES_LOCKOUT_PARAMETERS = lockout_parameters(WELLCHOSEN_LOGIN_LOCKOUT_PARAMETERS)
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "core.throttling.locked_out_response"
+AXES_CLIENT_IP_CALLABLE = "core.throttling.client_ip"
+AXES_USERNAME_CALLABLE = "core.throttling.login_username"
+
+# Content-Security-Policy on every response (django-csp). Scripts come only from our own static
+# files: no inline script, no event-handler attribute, no javascript: URL runs, so markup that
+# reached a page could not execute. Inline styles stay allowed: the charts are matplotlib SVG
+# (style attributes and a <style> element) and Django's admin writes a <style> block; with
+# images, fonts and connections limited to this site, injected CSS has nowhere to send data.
+# Pages are framed by nobody, except the crowd workers' pages (crowd/views.py), which MTurk
+# frames from WELLCHOSEN_CROWD_SUBMIT_HOSTS.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# Where browsers report what the policy blocked (unset: no reports).
+WELLCHOSEN_CSP_REPORT_URI = env_str("WELLCHOSEN_CSP_REPORT_URI", "")
+if WELLCHOSEN_CSP_REPORT_URI:
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["report-uri"] = [WELLCHOSEN_CSP_REPORT_URI]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -220,6 +294,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # Libraries that log every request or every start-up at INFO.
-    "loggers": {name: {"level": "WARNING"} for name in ("faiss", "elastic_transport", "onnxruntime", "httpx")},
+    # Libraries that log every request or every start-up at INFO (axes: failed logins and lockouts
+    # stay, at WARNING).
+    "loggers": {name: {"level": "WARNING"} for name in ("faiss", "elastic_transport", "onnxruntime", "httpx", "axes")},
 }

@@ -20,6 +20,15 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
-SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 3600)
+# HSTS for a year (what browsers' preload lists ask for), with subdomains: the header covers the
+# names under the host that sends it (for wellchosen.example.org, *.wellchosen.example.org), not
+# its siblings; set DJANGO_HSTS_INCLUDE_SUBDOMAINS=0 only when the site is served at a bare domain
+# whose other subdomains still need plain http. Preloading is off: it binds the whole registrable
+# domain for months and only its owner can ask for it, so Django's reminder (W021) is silenced.
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+if not SECURE_HSTS_PRELOAD:
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

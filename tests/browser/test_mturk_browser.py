@@ -93,6 +93,8 @@ def frame_url(base: str, **params) -> str:
 def test_a_worker_previews_accepts_scores_and_submits_through_mturk(browser, hit):  # noqa: F811
     base, fake = hit
     page = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
+    refused = []  # Content-Security-Policy reports of the framed pages (the auto-submit is a static script)
+    page.on("console", lambda message: refused.append(message.text) if "Refused" in message.text else None)
     # preview: the unit is visible, nothing can be scored
     fake.frame_url = frame_url(base, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId=HIT)
     page.goto(f"{fake.origin}/hit")
@@ -121,3 +123,4 @@ def test_a_worker_previews_accepts_scores_and_submits_through_mturk(browser, hit
     assert post["assignmentId"] == ["3ASG00000000000000000000000001"]
     assert sorted(Score.objects.values_list("value", flat=True)) == [1, 4]
     assert set(Score.objects.values_list("assignment_ref", flat=True)) == {"3ASG00000000000000000000000001"}
+    assert refused == []

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from annotation.models import Annotator, Assignment, Score
 from crowd.models import CrowdAssignment
+from tests.csp import csp_directives
 
 from .conftest import assignment_id, hit_id
 
@@ -57,7 +58,16 @@ def test_preview_does_not_reveal_the_ground_truth(client, published_tasks):
 def test_the_page_may_be_framed_by_mturk_only(client, published_tasks):
     response = accepted(client)
     assert "X-Frame-Options" not in response
-    assert response["Content-Security-Policy"].startswith("frame-ancestors 'self' https://workersandbox.mturk.com")
+    policy = csp_directives(response["Content-Security-Policy"])
+    assert policy["frame-ancestors"] == ["'self'", SANDBOX, "https://www.mturk.com"]
+
+
+def test_the_framed_page_keeps_the_rest_of_the_site_policy(client, published_tasks, settings):
+    policy = csp_directives(accepted(client)["Content-Security-Policy"])
+    site = settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]
+    assert {name: values for name, values in policy.items() if name != "frame-ancestors"} == {
+        name: values for name, values in site.items() if name != "frame-ancestors"
+    }
 
 
 def test_an_accepted_hit_leases_the_unit_to_a_worker_without_an_account(client, published_tasks):
@@ -77,6 +87,16 @@ def test_submitting_saves_scores_first_then_posts_to_mturk(client, published_tas
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
     assert f'name="assignmentId" value="{assignment_id(1)}"' in page
     assert list(Score.objects.values_list("assignment_ref", "value")) == [(assignment_id(1), 2)] * 2
+
+
+def test_the_submit_page_may_post_to_mturk_and_follow_its_redirect(client, published_tasks):
+    # Chrome checks form-action against every redirect after the post too, wherever MTurk sends
+    # the worker next; the page's other directives stay (no inline script: it loads a static file)
+    response = submit(client, accepted(client).content.decode())
+    policy = csp_directives(response["Content-Security-Policy"])
+    assert "form-action" not in policy
+    assert policy["script-src"] == ["'self'"] and policy["frame-ancestors"][0] == "'self'"
+    assert "<script>" not in response.content.decode()
 
 
 def test_a_double_submit_stores_the_scores_once(client, published_tasks):

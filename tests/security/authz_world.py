@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
@@ -200,6 +201,20 @@ def _crowd(world: World) -> None:
     )
 
 
+def _logins(world: World) -> None:
+    """One row of each of django-axes' login records (a failed login, a login, a failure log)."""
+    seen = {"user_agent": "authz", "ip_address": "192.0.2.1", "http_accept": "*/*", "path_info": "/accounts/login/"}
+    world.objects.update(
+        {
+            "axes.accessattempt": AccessAttempt.objects.create(
+                username="authz-someone", get_data="", post_data="", failures_since_start=1, **seen
+            ),
+            "axes.accesslog": AccessLog.objects.create(username="annotator_a", **seen),
+            "axes.accessfailurelog": AccessFailureLog.objects.create(username="authz-someone", **seen),
+        }
+    )
+
+
 def world_build() -> World:
     """Build the world; called once per test module inside a transaction that is rolled back."""
     world = World()
@@ -209,6 +224,7 @@ def world_build() -> World:
     world.values.update({"dataset_a": dataset_a, "invite_token": invite_link_token(dataset=dataset_a)})
     _release(world)
     _crowd(world)
+    _logins(world)
     world.objects.update(
         {
             "auth.user": world.users["annotator_a"],
