@@ -35,7 +35,8 @@ def _framable(response: HttpResponse, *, submits_to_platform: bool = False) -> H
     hosts, checked), and Chrome holds every redirect after a form post to ``form-action`` too:
     wherever MTurk sends the worker next must not be refused, so that page has no
     ``form-action``. It shows no text of anyone's, only the checked address and two hidden fields."""
-    replace = {"frame-ancestors": [SELF, *settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS]}
+    hosts = [*settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS, *settings.WELLCHOSEN_CROWD_FRAME_HOSTS]
+    replace = {"frame-ancestors": [SELF, *dict.fromkeys(hosts)]}
     if submits_to_platform:
         replace["form-action"] = None
     response._csp_replace = replace

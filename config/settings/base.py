@@ -62,6 +62,9 @@ WELLCHOSEN_MTURK_ALLOW_PRODUCTION = env_bool("WELLCHOSEN_MTURK_ALLOW_PRODUCTION"
 WELLCHOSEN_CROWD_SUBMIT_HOSTS = env_list(
     "WELLCHOSEN_CROWD_SUBMIT_HOSTS", ["https://workersandbox.mturk.com", "https://www.mturk.com"]
 )
+# Sites that frame the workers' pages besides those submit hosts: MTurk's worker site shows
+# production HITs from worker.mturk.com (the sandbox's is workersandbox.mturk.com, a submit host).
+WELLCHOSEN_CROWD_FRAME_HOSTS = env_list("WELLCHOSEN_CROWD_FRAME_HOSTS", ["https://worker.mturk.com"])
 WELLCHOSEN_CROWD_RETRIES = env_int("WELLCHOSEN_CROWD_RETRIES", 5)  # throttled calls, with exponential backoff
 WELLCHOSEN_CROWD_RETRY_BASE_SECONDS = float(env_str("WELLCHOSEN_CROWD_RETRY_BASE_SECONDS", "1.0"))
 WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS = env_int("WELLCHOSEN_CROWD_LINK_MAX_AGE_DAYS", 30)
@@ -200,7 +203,7 @@ AXES_USERNAME_CALLABLE = "core.throttling.login_username"
 # (style attributes and a <style> element) and Django's admin writes a <style> block; with
 # images, fonts and connections limited to this site, injected CSS has nowhere to send data.
 # Pages are framed by nobody, except the crowd workers' pages (crowd/views.py), which MTurk
-# frames from WELLCHOSEN_CROWD_SUBMIT_HOSTS.
+# frames from WELLCHOSEN_CROWD_SUBMIT_HOSTS and WELLCHOSEN_CROWD_FRAME_HOSTS.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],

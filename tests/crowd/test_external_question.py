@@ -59,7 +59,7 @@ def test_the_page_may_be_framed_by_mturk_only(client, published_tasks):
     response = accepted(client)
     assert "X-Frame-Options" not in response
     policy = csp_directives(response["Content-Security-Policy"])
-    assert policy["frame-ancestors"] == ["'self'", SANDBOX, "https://www.mturk.com"]
+    assert policy["frame-ancestors"] == ["'self'", SANDBOX, "https://www.mturk.com", "https://worker.mturk.com"]
 
 
 def test_the_framed_page_keeps_the_rest_of_the_site_policy(client, published_tasks, settings):

@@ -72,10 +72,14 @@ def test_the_locked_out_page_has_the_site_policy(client, db, settings):
 
 def test_a_crowd_page_is_framable_by_the_submit_hosts_only(client, db, settings):
     settings.WELLCHOSEN_CROWD_SUBMIT_HOSTS = ["https://workersandbox.mturk.com"]
+    settings.WELLCHOSEN_CROWD_FRAME_HOSTS = ["https://worker.mturk.com", "https://workersandbox.mturk.com"]
     response = client.get("/crowd/u/not-a-token/")
     assert response.status_code == 403
     policy = csp_directives(response["Content-Security-Policy"])
-    assert policy == {**SITE_POLICY, "frame-ancestors": ["'self'", "https://workersandbox.mturk.com"]}
+    assert policy == {
+        **SITE_POLICY,
+        "frame-ancestors": ["'self'", "https://workersandbox.mturk.com", "https://worker.mturk.com"],
+    }
 
 
 def test_the_settings_hold_the_policy_the_tests_expect(settings):
