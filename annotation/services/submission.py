@@ -15,6 +15,9 @@ from .quality import quality_refresh_soon
 # An unrelated response should be scored "not appropriate at all": 1, or 0 ("ungrammatical") on the
 # 0-5 scale of test-set building; on the 1-5 rating scale only 1 passes.
 ATTENTION_CHECK_MAX = 1
+# The time a unit took, as the page measured it: a unit takes minutes and its lease far less than a
+# day, so a day is the most a real page can send (and well inside the database's integer).
+MAX_DURATION_MS = 24 * 60 * 60 * 1000
 
 
 @dataclass
@@ -39,6 +42,7 @@ def unit_submit(
 ) -> SubmitResult:
     """Store the scores of one unit. A second submission of the same unit changes nothing; a
     submission after the lease was reclaimed is taken only while the unit still has a free slot."""
+    duration_check(duration_ms=duration_ms)
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update()
@@ -87,6 +91,15 @@ def unit_submit(
         dataset_id = dataset.pk
         transaction.on_commit(lambda: quality_refresh_soon(dataset_id=dataset_id))
     return SubmitResult(assignment, created=True)
+
+
+def duration_check(*, duration_ms: int | None) -> int | None:
+    """The time taken in milliseconds, from 0 to MAX_DURATION_MS, or None when the page sent none."""
+    if duration_ms is not None and (
+        isinstance(duration_ms, bool) or not isinstance(duration_ms, int) or not 0 <= duration_ms <= MAX_DURATION_MS
+    ):
+        raise UserError(f"duration_ms must be a whole number of milliseconds from 0 to {MAX_DURATION_MS} (24 hours)")
+    return duration_ms
 
 
 def _retake_slot(assignment: Assignment) -> None:
