@@ -6,6 +6,7 @@ from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, Imp
 from annotation.models import Dataset, FilterRules
 from annotation.services.datasets import dataset_name_check
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
+from annotation.services.invitations import max_units_check
 from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from annotation.services.testset_build import testset_name_check
 from core.forms import service_check
@@ -95,6 +96,19 @@ class PreviewForm(forms.Form):
     )
 
 
+class InviteForm(forms.Form):
+    """The dashboard's invitation: an account (a user name, an optional cap on units) or a link."""
+
+    kind = forms.ChoiceField(choices=[("account", "account"), ("link", "link")], required=False)
+    username = forms.CharField(required=False, max_length=150, strip=False)  # invitations check the name
+    max_units = forms.IntegerField(
+        required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
+    )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
 # Reasons are the dataset's labels (unit_submit checks them); a longer one is no label of ours.
 MAX_REASON_CHARS = 200
 MAX_REASONS = 50
@@ -149,10 +163,6 @@ class UnitAnswersForm(forms.Form):
         if any(not RESPONSE_KEY.fullmatch(key) for key in self.keys):
             raise forms.ValidationError("the form names responses that are not in this unit")
         return super().clean()
-
-    def error_text(self) -> str:
-        """Every error once, for the page's error line."""
-        return "; ".join(dict.fromkeys(str(error) for errors in self.errors.values() for error in errors))
 
     def answers(self) -> dict[str, Answer]:
         """The scored responses (one left unscored is the service's "no score yet")."""

@@ -13,6 +13,7 @@ from annotation.models import DEFAULT_ERROR_LABELS, Assignment, Dataset, Questio
 from annotation.selectors import question_preview_display, unit_display
 from annotation.services.submission import Answer
 from core.errors import UserError
+from core.forms import form_error_text
 
 GUIDELINES = [
     (5, "Clearly appropriate", "a natural, fitting reply to this context"),
@@ -90,7 +91,7 @@ def unit_posted(request: HttpRequest, *, assignment: Assignment | None = None) -
     keys = [item["key"] for item in assignment.items] if assignment is not None else None
     form = UnitAnswersForm(request.POST, keys=keys)
     if not form.is_valid():
-        raise UserError(form.error_text())
+        raise UserError(form_error_text(form))
     return PostedUnit(form.answers(), form.cleaned_data["duration_ms"])
 
 
