@@ -17,7 +17,7 @@ from .entry import crowd_assignment_enter
 from .mturk import MTurkProvider
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_MTURK_ID = re.compile(r"^[A-Z0-9]{1,64}$")
+_MTURK_ID = re.compile(r"[A-Z0-9]{1,64}")
 
 
 def submit_to_check(*, url: str) -> str:
@@ -33,6 +33,8 @@ def submit_to_check(*, url: str) -> str:
 
 
 def task_for_hit(*, hit_id: str) -> CrowdTask:
+    if not _MTURK_ID.fullmatch(hit_id or ""):  # before the query: PostgreSQL refuses a NUL in it
+        raise UserError("hitId is missing or malformed")
     task = (
         CrowdTask.objects.select_related("batch", "question")
         .filter(provider=CrowdProvider.MTURK, external_id=hit_id)
@@ -48,7 +50,7 @@ def mturk_enter(*, hit_id: str, assignment_id: str, worker_id: str, submit_to: s
     for the HIT's own assignment duration."""
     submit_to_check(url=submit_to)
     for name, value in (("assignmentId", assignment_id), ("workerId", worker_id), ("hitId", hit_id)):
-        if not _MTURK_ID.match(value or ""):
+        if not _MTURK_ID.fullmatch(value or ""):
             raise UserError(f"{name} is missing or malformed")
     task = task_for_hit(hit_id=hit_id)
     if task.status != CrowdTaskStatus.PUBLISHED or task.batch.status != CrowdBatchStatus.PUBLISHED:

@@ -83,7 +83,7 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
         for row in reader:
             line = reader.line_num
             worker_id = (row.get(id_col) or "").strip()
-            if not WORKER_ID.match(worker_id):
+            if not WORKER_ID.fullmatch(worker_id):
                 raise ImportFileError(path, line, id_col, f"worker id {worker_id!r} is empty or malformed")
             status = _STATUS.get((row.get(status_col) or "").strip().lower())
             if status is None:

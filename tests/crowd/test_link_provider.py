@@ -100,3 +100,9 @@ def test_an_unknown_worker_in_the_approvals_is_an_error(client, link_batch, writ
     path = write_file("approvals.csv", "worker_id,status\nNOBODY,APPROVED\n")
     with pytest.raises(ImportFileError, match="line 2, field worker_id: worker NOBODY has no submission"):
         link_approvals_import(batch=link_batch, path=path)
+
+
+def test_a_worker_id_with_a_trailing_newline_is_refused(client, link_batch):
+    response = client.get(reverse("crowd-link", args=[link_token(batch=link_batch)]), {"worker": "P1\n"})
+    assert response.status_code == 403 and "worker id" in response.content.decode()
+    assert not Annotator.objects.exists()
