@@ -118,7 +118,8 @@ class GenerationAdmin(ReadOnlyAdmin):
         """Send generations' responses to annotators: a "rate this response 1-5" dataset."""
         if not request.user.has_perm("annotation.add_dataset"):
             return redirect(reverse("admin:evaluation_generation_changelist"))
-        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isdigit()]
+        # The action's own link: ASCII ids (str.isdigit alone takes "²", which int() refuses)
+        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isascii() and i.isdigit()]
         form = RatingDatasetForm(request.POST or None, initial={"generations": ids})
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data

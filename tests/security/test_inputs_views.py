@@ -53,7 +53,7 @@ def test_bad_generation_ids_on_the_rating_form_are_a_form_error(staff_client, da
     assert not Dataset.objects.filter(name="rated").exists()
 
 
-@pytest.mark.parametrize("ids", ["abc", *HUGE])
+@pytest.mark.parametrize("ids", ["abc", "²", *HUGE])
 def test_bad_generation_ids_in_the_rating_forms_link_are_left_out(staff_client, ids):
     response = staff_client.get(reverse("admin:evaluation_generation_rate"), {"ids": f"1,{ids}"})
     assert response.status_code == 200
