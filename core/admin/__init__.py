@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from . import jobs  # noqa: F401  (registers the ModelAdmin)
+from . import accounts, jobs  # noqa: F401  (register the ModelAdmins)
 
 admin.site.site_header = "WellChosen administration"
 admin.site.site_title = "WellChosen"
