@@ -28,6 +28,8 @@ def crowd_assignment_review(
     """Approve or reject a submission (status guard: reviewing twice changes nothing)."""
     if len(feedback) > FEEDBACK_MAX:
         raise UserError(f"feedback is {len(feedback)} characters; the limit is {FEEDBACK_MAX}")
+    if "\x00" in feedback:  # PostgreSQL cannot store it, and the platform would have it already
+        raise UserError("feedback must not contain a NUL character")
     wanted = CrowdAssignmentStatus.APPROVED if approve else CrowdAssignmentStatus.REJECTED
     if crowd_assignment.status == wanted:
         return crowd_assignment
