@@ -1,9 +1,13 @@
+import re
+
 from django import forms
 
 from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
 from annotation.models import Dataset, FilterRules
 from annotation.services.datasets import dataset_name_check
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
+from annotation.services.invitations import max_units_check
+from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from annotation.services.testset_build import testset_name_check
 from core.forms import service_check
 
@@ -90,3 +94,81 @@ class PreviewForm(forms.Form):
     false_per_question = forms.IntegerField(
         min_value=1, max_value=20, initial=BuildTestsetParams.default("false_per_question"), required=False
     )
+
+
+class InviteForm(forms.Form):
+    """The dashboard's invitation: an account (a user name, an optional cap on units) or a link."""
+
+    kind = forms.ChoiceField(choices=[("account", "account"), ("link", "link")], required=False)
+    username = forms.CharField(required=False, max_length=150, strip=False)  # invitations check the name
+    max_units = forms.IntegerField(
+        required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
+    )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
+# Reasons are the dataset's labels (unit_submit checks them); a longer one is no label of ours.
+MAX_REASON_CHARS = 200
+MAX_REASONS = 50
+# A unit's response keys are 8 hex digits (secrets.token_hex(4)); 32 leaves room, no more.
+RESPONSE_KEY = re.compile(r"[0-9a-f]{1,32}")
+
+
+class ReasonsField(forms.Field):
+    """The ticked reasons of one response (every value of ``labels-<key>``)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[str]:
+        values = list(value or [])
+        if len(values) > MAX_REASONS or any(len(v) > MAX_REASON_CHARS for v in values):
+            raise forms.ValidationError(
+                f"a response takes at most {MAX_REASONS} reasons of at most {MAX_REASON_CHARS} characters"
+            )
+        return values
+
+
+class UnitAnswersForm(forms.Form):
+    """What a unit's page posts (ours and the crowd's): ``score-<key>`` and ``labels-<key>`` for each
+    response and the time the unit took. The form checks the request's types and sizes; what a unit
+    accepts (its responses, the scale, the dataset's reasons, the duration's range) is unit_submit's
+    rule, asked here so that a bad duration is named before anything is looked up."""
+
+    duration_ms = forms.IntegerField(
+        required=False,
+        error_messages={
+            "invalid": f"duration_ms must be a whole number of milliseconds from 0 to {MAX_DURATION_MS} (24 hours)"
+        },
+    )
+
+    def __init__(self, data, *, keys: list[str] | None = None):
+        """``keys``: the unit's responses; without them, every response the form names (the
+        service then refuses those that are not the unit's)."""
+        super().__init__(data)
+        if keys is None:
+            keys = [name.removeprefix("score-") for name in data if name.startswith("score-")]
+        self.keys = keys
+        for key in keys:
+            self.fields[f"score-{key}"] = forms.IntegerField(
+                required=False, error_messages={"invalid": "a score must be a whole number"}
+            )
+            self.fields[f"labels-{key}"] = ReasonsField(required=False)
+
+    def clean_duration_ms(self):
+        return service_check(duration_check, duration_ms=self.cleaned_data["duration_ms"])
+
+    def clean(self):
+        if any(not RESPONSE_KEY.fullmatch(key) for key in self.keys):
+            raise forms.ValidationError("the form names responses that are not in this unit")
+        return super().clean()
+
+    def answers(self) -> dict[str, Answer]:
+        """The scored responses (one left unscored is the service's "no score yet")."""
+        data = self.cleaned_data
+        return {
+            key: Answer(data[f"score-{key}"], data[f"labels-{key}"])
+            for key in self.keys
+            if data[f"score-{key}"] is not None
+        }

@@ -5,15 +5,21 @@ hashes) without holding the test set in memory. Output is a pure function of the
 rows, so exporting twice gives the same bytes.
 """
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from annotation.models import Candidate, TestSet, TestSetCandidate, TestSetQuestion, Turn
+from core.csv_safe import csv_writer
+from core.errors import UserError
 
 CHUNK = 1000
+# The version of each export's format. A manifest records each file's sha256 with the version it
+# was built in ("format_version"; a manifest that names none was built in version 1 of every
+# format). csv 1: text cells as stored, "\n" line ends; csv 2: text cells escaped for spreadsheets
+# (core.csv_safe) and RFC 4180 "\r\n" line ends, so that a carriage return inside a cell is quoted.
+FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 1, "csv": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +128,14 @@ def render_jsonl(items: Iterable[TestSetItem]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def render_csv(items: Iterable[TestSetItem], *, context_turns: int) -> Iterator[str]:
-    """One row per candidate, for spreadsheets."""
+def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int = 2) -> Iterator[str]:
+    """One row per candidate, for spreadsheets. Text cells are escaped (version 2), numbers are
+    written as numbers; version 1 re-creates the files of test sets built before."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    if version == 1:
+        writer = csv_writer(buffer, escape_formulas=False, lineterminator="\n")
+    else:
+        writer = csv_writer(buffer, lineterminator="\r\n")
 
     def flush() -> str:
         value = buffer.getvalue()
@@ -165,7 +175,7 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int) -> Iterator[
                     int(c.is_ground_truth),
                     c.candidate.text,
                     c.candidate.source,
-                    "" if c.candidate.retrieval_score is None else repr(c.candidate.retrieval_score),
+                    "" if c.candidate.retrieval_score is None else c.candidate.retrieval_score,
                     c.candidate.rank or "",
                     c.candidate.retriever_version,
                     len(values),
@@ -176,12 +186,16 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int) -> Iterator[
         yield flush()
 
 
-# export kind -> (file suffix, renderer taking (items, testset), content type)
+# export kind -> (file suffix, renderer taking (items, testset, version), content type)
 EXPORTS = {
-    "tsv": (".tsv", lambda items, ts: render_tsv(items), "text/tab-separated-values"),
-    "human_scores": (".human_scores.jsonl", lambda items, ts: render_human_scores(items), "application/jsonl"),
-    "jsonl": (".jsonl", lambda items, ts: render_jsonl(items), "application/jsonl"),
-    "csv": (".csv", lambda items, ts: render_csv(items, context_turns=ts.dataset.context_turns), "text/csv"),
+    "tsv": (".tsv", lambda items, ts, v: render_tsv(items), "text/tab-separated-values"),
+    "human_scores": (".human_scores.jsonl", lambda items, ts, v: render_human_scores(items), "application/jsonl"),
+    "jsonl": (".jsonl", lambda items, ts, v: render_jsonl(items), "application/jsonl"),
+    "csv": (
+        ".csv",
+        lambda items, ts, v: render_csv(items, context_turns=ts.dataset.context_turns, version=v),
+        "text/csv",
+    ),
 }
 # What `export_testset --format` writes for each choice.
 FORMAT_FILES = {"tsv": ("tsv", "human_scores"), "jsonl": ("jsonl",), "csv": ("csv",)}
@@ -191,8 +205,17 @@ def export_filename(testset: TestSet, kind: str) -> str:
     return f"{testset.name}{EXPORTS[kind][0]}"
 
 
-def render_export(testset: TestSet, kind: str) -> Iterator[str]:
-    return EXPORTS[kind][1](testset_items(testset), testset)
+def render_export(testset: TestSet, kind: str, *, version: int | None = None) -> Iterator[str]:
+    """The export ``kind`` in its format ``version`` (the current one by default)."""
+    version = FORMAT_VERSIONS[kind] if version is None else version
+    if not 1 <= version <= FORMAT_VERSIONS[kind]:
+        raise UserError(f"{kind} has format versions 1 to {FORMAT_VERSIONS[kind]}, not {version}")
+    return EXPORTS[kind][1](testset_items(testset), testset, version)
+
+
+def recorded_version(testset: TestSet, kind: str) -> int:
+    """The format version whose sha256 the test set's manifest records for ``kind``."""
+    return testset.manifest["files"][kind].get("format_version", 1)
 
 
 def manifest_bytes(testset: TestSet) -> bytes:

@@ -17,3 +17,8 @@ def service_check(check: Callable[..., T], /, **kwargs) -> T:
         return check(**kwargs)
     except UserError as exc:
         raise forms.ValidationError(str(exc)) from None
+
+
+def form_error_text(form: forms.Form) -> str:
+    """Every error of a bound form once, on one line (a page's error message)."""
+    return "; ".join(dict.fromkeys(str(error) for errors in form.errors.values() for error in errors))

@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.errors import UserError
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
@@ -69,7 +69,7 @@ class CrowdBatchForm(forms.ModelForm):
 
 
 @admin.register(CrowdBatch)
-class CrowdBatchAdmin(admin.ModelAdmin):
+class CrowdBatchAdmin(CheckedInputAdmin):
     form = CrowdBatchForm
     list_display = ["name", "dataset", "provider", "status", "production", "published_at", "synced_at", "links"]
     list_filter = ["provider", "status", "production"]

@@ -15,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Annotator, AssignmentStatus
-from annotation.views.unit_page import int_or_none, unit_answers, unit_form_context, unit_preview_context
+from annotation.views.unit_page import unit_form_context, unit_given, unit_posted, unit_preview_context
 from core.errors import UserError
 from crowd.providers.link import link_token
 from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
@@ -88,15 +88,13 @@ def crowd_unit(request: HttpRequest, token: str) -> HttpResponse:
         return _message(request, "This work link is not valid", str(exc), status=403)
     if request.method != "POST":
         return _unit_page(request, ca)
-    answers, given = unit_answers(request, ca.assignment)
     try:
-        crowd_unit_submit(
-            crowd_assignment=ca, answers=answers, duration_ms=int_or_none(request.POST.get("duration_ms"))
-        )
+        posted = unit_posted(request, assignment=ca.assignment)
+        crowd_unit_submit(crowd_assignment=ca, answers=posted.answers, duration_ms=posted.duration_ms)
     except UserError as exc:
-        return _unit_page(request, ca, error=str(exc), given=given, status=400)
+        return _unit_page(request, ca, error=str(exc), given=unit_given(request, ca.assignment), status=400)
     if provider_class(ca.provider).hands_in_on_platform:
-        return _submit_page(request, ca, answers_encode(answers))
+        return _submit_page(request, ca, answers_encode(posted.answers))
     return redirect("crowd-link-next", token=link_token(batch=ca.batch))
 
 

@@ -5,7 +5,7 @@ from django.utils.html import format_html
 
 from annotation.admin.dataset_tools import DatasetTool
 from annotation.models import Dataset, Repository, Utterance
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
 from retrieval.forms import PoolForm, RepositoryImportForm
@@ -14,7 +14,7 @@ from retrieval.models import QuestionRetrieval, RetrievalIndex
 
 
 @admin.register(Repository)
-class RepositoryAdmin(admin.ModelAdmin):
+class RepositoryAdmin(CheckedInputAdmin):
     list_display = ["name", "n_utterances", "content_version", "created_at"]
     search_fields = ["name"]
     readonly_fields = ["content_version", "created_at"]

@@ -12,14 +12,14 @@ from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.selectors import attention_checks_status, dataset_agreement, filter_preview, filter_rules_current
 from annotation.services.datasets import dataset_save
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
 from .dataset_tools import DatasetTool, dataset_tools
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(CheckedInputAdmin):
     form = DatasetAdminForm
     list_display = [
         "name",

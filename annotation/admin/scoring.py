@@ -5,12 +5,12 @@ from annotation.forms import ScoreImportForm
 from annotation.job_params import ImportScoresParams
 from annotation.models import Annotator, FilterRules, Score
 from annotation.services.filter_rules import filter_rules_create
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form, start_job
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(admin.ModelAdmin):
+class AnnotatorAdmin(CheckedInputAdmin):
     list_display = ["__str__", "provider", "external_id", "user", "is_blocked", "scores_excluded", "created_at"]
     list_filter = ["provider", "is_blocked", "scores_excluded"]
     list_select_related = ["user"]
@@ -53,7 +53,7 @@ class ScoreAdmin(ReadOnlyAdmin):
 
 
 @admin.register(FilterRules)
-class FilterRulesAdmin(admin.ModelAdmin):
+class FilterRulesAdmin(CheckedInputAdmin):
     list_display = ["version", *FilterRules.THRESHOLD_FIELDS, "note", "created_at"]
     fields = [*FilterRules.THRESHOLD_FIELDS, "note"]
 

@@ -15,10 +15,22 @@ INVITE_SALT = "wellchosen.invite"
 INVITE_DAYS = 14
 # A floor that holds whatever AUTH_PASSWORD_VALIDATORS a deployment configures (they run too).
 MIN_PASSWORD_LENGTH = 8
+# An annotator's cap on units: no dataset comes near it, and it fits the database's integer.
+MAX_UNITS_CAP = 1_000_000
 CREDENTIALS_RULE = f"Choose a user name and a password of at least {MIN_PASSWORD_LENGTH} characters."
 
 
+def max_units_check(*, max_units: int | None) -> int | None:
+    """An annotator's cap on units: a whole number from 1 to MAX_UNITS_CAP, or None for no cap."""
+    if max_units is not None and (
+        isinstance(max_units, bool) or not isinstance(max_units, int) or not 1 <= max_units <= MAX_UNITS_CAP
+    ):
+        raise UserError(f"the cap must be a whole number of units from 1 to {MAX_UNITS_CAP}, or empty for none")
+    return max_units
+
+
 def membership_ensure(*, user, dataset: Dataset, max_units: int | None = None) -> Annotator:
+    max_units_check(max_units=max_units)
     annotator, _ = Annotator.objects.get_or_create(
         user=user,
         defaults={

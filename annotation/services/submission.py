@@ -18,6 +18,9 @@ logger = logging.getLogger(__name__)
 # An unrelated response should be scored "not appropriate at all": 1, or 0 ("ungrammatical") on the
 # 0-5 scale of test-set building; on the 1-5 rating scale only 1 passes.
 ATTENTION_CHECK_MAX = 1
+# The time a unit took, as the page measured it: a unit takes minutes and its lease far less than a
+# day, so a day is the most a real page can send (and well inside the database's integer).
+MAX_DURATION_MS = 24 * 60 * 60 * 1000
 
 
 @dataclass
@@ -45,6 +48,7 @@ def unit_submit(
     submission after the lease was reclaimed is taken only while the unit still has a free slot.
     ``counted=False``: stored and shown, but no evidence until confirmed (a crowd worker's scores
     before the platform has confirmed the assignment)."""
+    duration_check(duration_ms=duration_ms)
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update()
@@ -94,6 +98,15 @@ def unit_submit(
         dataset_id = dataset.pk
         transaction.on_commit(lambda: quality_refresh_soon(dataset_id=dataset_id))
     return SubmitResult(assignment, created=True)
+
+
+def duration_check(*, duration_ms: int | None) -> int | None:
+    """The time taken in milliseconds, from 0 to MAX_DURATION_MS, or None when the page sent none."""
+    if duration_ms is not None and (
+        isinstance(duration_ms, bool) or not isinstance(duration_ms, int) or not 0 <= duration_ms <= MAX_DURATION_MS
+    ):
+        raise UserError(f"duration_ms must be a whole number of milliseconds from 0 to {MAX_DURATION_MS} (24 hours)")
+    return duration_ms
 
 
 def _retake_slot(assignment: Assignment) -> None:

@@ -16,7 +16,7 @@ from annotation.selectors import (
     filter_rules_get,
     question_pools,
 )
-from annotation.testset_io import EXPORTS, export_filename, render_export
+from annotation.testset_io import EXPORTS, FORMAT_VERSIONS, export_filename, render_export
 from core.errors import UserError
 from core.names import slug_check
 from core.services.jobs import JobProgress
@@ -101,7 +101,7 @@ def testset_build(
             progress.update(done=2, total=4, force=True)
         preview = filter_preview(dataset=dataset, rules=rules, false_per_question=false_per_question)
         testset.manifest = {
-            "format_version": 1,
+            "format_version": 2,  # 2: every file entry names its format_version
             "name": name,
             "dataset": dataset.name,
             "created_at": timezone.now().isoformat(),
@@ -175,7 +175,11 @@ def _file_entry(testset: TestSet, kind: str) -> dict:
     digest = hashlib.sha256()
     for chunk in render_export(testset, kind):
         digest.update(chunk.encode("utf-8"))
-    return {"name": export_filename(testset, kind), "sha256": digest.hexdigest()}
+    return {
+        "name": export_filename(testset, kind),
+        "sha256": digest.hexdigest(),
+        "format_version": FORMAT_VERSIONS[kind],
+    }
 
 
 def _package_version() -> str:

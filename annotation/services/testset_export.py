@@ -2,24 +2,47 @@
 
 import hashlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotation.models import TestSet
-from annotation.testset_io import FORMAT_FILES, export_filename, manifest_bytes, render_export
+from annotation.testset_io import (
+    FORMAT_FILES,
+    FORMAT_VERSIONS,
+    export_filename,
+    manifest_bytes,
+    recorded_version,
+    render_export,
+)
 from core.errors import UserError
 
 
-def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path]:
-    """Write the files of each format plus the manifest. Every file's sha256 must equal the
-    one recorded when the test set was built; a mismatch means the test set was altered."""
+@dataclass
+class TestsetExport:
+    paths: list[Path]
+    # Files written in another format version than the one their manifest records the sha256 of.
+    notes: list[str] = field(default_factory=list)
+
+
+def testset_export(*, name: str, formats: list[str], out_dir: Path, csv_version: int | None = None) -> TestsetExport:
+    """Write the files of each format plus the manifest. Every file is checked against the sha256
+    its manifest recorded when the test set was built; a mismatch means the test set was altered.
+
+    Files are written in the current version of their format (``csv_version`` picks the CSV's).
+    A test set built before a format changed records the sha256 of the older version: the rows
+    are checked against it (rendered in that version, in memory), and a note says which version
+    was written, so published hashes keep proving the test set unaltered."""
     testset = TestSet.objects.select_related("dataset").filter(name=name).first()
     if testset is None:
         raise UserError(f"no test set {name!r}")
     unknown = [f for f in formats if f not in FORMAT_FILES]
     if unknown:
         raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
+    if csv_version is not None and not 1 <= csv_version <= FORMAT_VERSIONS["csv"]:
+        raise UserError(f"the CSV has format versions 1 to {FORMAT_VERSIONS['csv']}, not {csv_version}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    notes = []
     # Every file is written beside its target and checked first; only when all match are
     # they moved into place, so a failed export leaves nothing half-written.
     partials: list[tuple[Path, Path]] = []
@@ -28,12 +51,20 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path
             target = out_dir / export_filename(testset, kind)
             partial = target.with_name(target.name + ".partial")
             partials.append((partial, target))
-            digest = _write(partial, render_export(testset, kind))
+            version = csv_version if kind == "csv" and csv_version is not None else FORMAT_VERSIONS[kind]
+            recorded = recorded_version(testset, kind)
+            digest = _write(partial, render_export(testset, kind, version=version))
+            checked = digest if version == recorded else _digest(render_export(testset, kind, version=recorded))
             expected = testset.manifest["files"][kind]["sha256"]
-            if digest != expected:
+            if checked != expected:
                 raise UserError(
-                    f"test set {name!r}: {target.name} does not match its manifest (sha256 {digest} != "
+                    f"test set {name!r}: {target.name} does not match its manifest (sha256 {checked} != "
                     f"{expected}); the test set was altered after it was built"
+                )
+            if version != recorded:
+                notes.append(
+                    f"{target.name}: written in {kind} format version {version} (sha256 {digest}); the manifest "
+                    f"records the sha256 of version {recorded}, which the test set still matches"
                 )
     except BaseException:
         for partial, _ in partials:
@@ -43,7 +74,14 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path) -> list[Path
         os.replace(partial, target)
     manifest = out_dir / f"{testset.name}.manifest.json"
     manifest.write_bytes(manifest_bytes(testset))
-    return [target for _, target in partials] + [manifest]
+    return TestsetExport([target for _, target in partials] + [manifest], notes)
+
+
+def _digest(chunks) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk.encode("utf-8"))
+    return digest.hexdigest()
 
 
 def _write(path: Path, chunks) -> str:

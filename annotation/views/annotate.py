@@ -10,7 +10,7 @@ from annotation.services.assignment import unit_current, unit_next
 from annotation.services.submission import unit_submit
 from core.errors import UserError
 
-from .unit_page import int_or_none, posted_answers, unit_answers, unit_form_context
+from .unit_page import unit_form_context, unit_given, unit_posted
 
 
 def _annotator(request: HttpRequest) -> Annotator | None:
@@ -58,11 +58,12 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if request.method == "POST":
         # The service loads (and locks) the unit itself: the page is only loaded again on an error.
         try:
+            posted = unit_posted(request)
             unit_submit(
                 assignment_id=assignment_id,
                 annotator=annotator,
-                answers=posted_answers(request),
-                duration_ms=int_or_none(request.POST.get("duration_ms")),
+                answers=posted.answers,
+                duration_ms=posted.duration_ms,
             )
         except UserError as exc:
             error = str(exc)
@@ -83,7 +84,7 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 "next": True,
             },
         )
-    given = unit_answers(request, assignment)[1] if error else {}
+    given = unit_given(request, assignment) if error else {}
     return _unit_page(request, annotator, assignment, error=error, given=given)
 
 

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.forms import InviteForm
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
 from annotation.selectors import attention_checks_status, dataset_progress, overall_agreement
@@ -23,6 +24,7 @@ from annotation.services.invitations import (
     invite_link_token,
 )
 from core.errors import UserError
+from core.forms import form_error_text
 from core.selectors import jobs_recent
 from core.services.jobs import job_create
 
@@ -37,7 +39,12 @@ def dashboard_index(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 @permission_required("annotation.view_dataset", raise_exception=True)
 def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset.objects.select_related("attention_check_repository"), name=name)
+    return _dataset_page(
+        request, get_object_or_404(Dataset.objects.select_related("attention_check_repository"), name=name)
+    )
+
+
+def _dataset_page(request: HttpRequest, dataset: Dataset, *, status: int = 200) -> HttpResponse:
     snapshot = QualitySnapshot.objects.filter(dataset=dataset).first()
     context = {
         "dataset": dataset,
@@ -51,7 +58,7 @@ def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
         "invite_url": request.session.pop("invite_url", ""),
         "new_password": request.session.pop("new_password", ""),
     }
-    return render(request, "dashboard/dataset.html", context)
+    return render(request, "dashboard/dataset.html", context, status=status)
 
 
 @staff_member_required
@@ -79,23 +86,30 @@ def dashboard_open(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
-    if request.POST.get("kind") == "link":
+    form = InviteForm(request.POST)
+    if not form.is_valid():
+        return _invite_refused(request, dataset, form_error_text(form))
+    if form.cleaned_data["kind"] == "link":
         token = invite_link_token(dataset=dataset)
         request.session["invite_url"] = request.build_absolute_uri(reverse("invite-accept", args=[token]))
         return redirect("dashboard-dataset", name=name)
-    cap = request.POST.get("max_units", "").strip()
     try:
         user, password = annotator_invite_account(
-            dataset=dataset, username=request.POST.get("username", ""), max_units=int(cap) if cap.isdigit() else None
+            dataset=dataset, username=form.cleaned_data["username"], max_units=form.cleaned_data["max_units"]
         )
     except UserError as exc:
-        messages.error(request, str(exc))
-        return redirect("dashboard-dataset", name=name)
+        return _invite_refused(request, dataset, str(exc))
     username = user.get_username()
     if password:
         request.session["new_password"] = f"{username} / {password}"
     messages.info(request, f"{username} can now annotate {dataset.name}.")
     return redirect("dashboard-dataset", name=name)
+
+
+def _invite_refused(request: HttpRequest, dataset: Dataset, message: str) -> HttpResponse:
+    """The dashboard again, with what was wrong with the invitation (a 400: nothing was made)."""
+    messages.error(request, message)
+    return _dataset_page(request, dataset, status=400)
 
 
 @staff_member_required

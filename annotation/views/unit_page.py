@@ -2,13 +2,18 @@
 reading the posted scores. The annotator page uses it, and so do the crowd app's pages (MTurk's
 ExternalQuestion, signed links), so that a unit looks and submits the same everywhere."""
 
+from dataclasses import dataclass
+
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.safestring import mark_safe  # constant markup of ours, never user text
 
+from annotation.forms import UnitAnswersForm
 from annotation.models import DEFAULT_ERROR_LABELS, Assignment, Dataset, Question
 from annotation.selectors import question_preview_display, unit_display
 from annotation.services.submission import Answer
+from core.errors import UserError
+from core.forms import form_error_text
 
 GUIDELINES = [
     (5, "Clearly appropriate", "a natural, fitting reply to this context"),
@@ -73,27 +78,27 @@ def unit_preview_context(*, question: Question) -> dict:
     }
 
 
-def unit_answers(request: HttpRequest, assignment: Assignment) -> tuple[dict[str, Answer], dict[str, dict]]:
-    """The answers for the unit's own responses, and what was entered for each (to show it again)."""
+@dataclass(frozen=True)
+class PostedUnit:
+    answers: dict[str, Answer]
+    duration_ms: int | None
+
+
+def unit_posted(request: HttpRequest, *, assignment: Assignment | None = None) -> PostedUnit:
+    """The scores, reasons and time taken that a unit's form posted; a bad value is a UserError
+    naming it (the page shows it with a 400). With ``assignment``, only its responses are read;
+    without, every ``score-<key>`` (the service checks the keys against the unit)."""
+    keys = [item["key"] for item in assignment.items] if assignment is not None else None
+    form = UnitAnswersForm(request.POST, keys=keys)
+    if not form.is_valid():
+        raise UserError(form_error_text(form))
+    return PostedUnit(form.answers(), form.cleaned_data["duration_ms"])
+
+
+def unit_given(request: HttpRequest, assignment: Assignment) -> dict[str, dict]:
+    """What was entered for each of the unit's responses, to show it again beside an error."""
     post = request.POST
-    keys = [item["key"] for item in assignment.items]
-    given = {k: {"value": post.get(f"score-{k}", ""), "labels": post.getlist(f"labels-{k}")} for k in keys}
-    return {key: answer for key, answer in posted_answers(request).items() if key in given}, given
-
-
-def posted_answers(request: HttpRequest) -> dict[str, Answer]:
-    """Every ``score-<key>`` field of the form (the service checks the keys against the unit)."""
-    answers = {}
-    for name, raw in request.POST.items():
-        if name.startswith("score-") and raw != "":
-            key = name.removeprefix("score-")
-            value = int_or_none(raw)
-            answers[key] = Answer(value if value is not None else -1, request.POST.getlist(f"labels-{key}"))
-    return answers
-
-
-def int_or_none(raw) -> int | None:
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return None
+    return {
+        key: {"value": post.get(f"score-{key}", ""), "labels": post.getlist(f"labels-{key}")}
+        for key in (item["key"] for item in assignment.items)
+    }

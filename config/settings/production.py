@@ -7,6 +7,10 @@ from django.core.exceptions import ImproperlyConfigured
 from .base import *  # noqa: F403
 from .env import env_bool, env_int
 
+# Never on here: a debug page shows settings, source and request data to whoever causes an error.
+# DJANGO_DEBUG is refused rather than ignored, so that no one believes it took effect.
+if env_bool("DJANGO_DEBUG", False):
+    raise ImproperlyConfigured("DJANGO_DEBUG cannot be on under config.settings.production; use config.settings.local")
 DEBUG = False
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY or SECRET_KEY.startswith("insecure"):

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from . import jobs, login_attempts  # noqa: F401  (register their ModelAdmins)
+from . import accounts, jobs, login_attempts  # noqa: F401  (register their ModelAdmins)
 
 admin.site.site_header = "WellChosen administration"
 admin.site.site_title = "WellChosen"

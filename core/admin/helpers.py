@@ -1,12 +1,15 @@
-"""Helpers shared by the admin views that start background jobs, and the permission check of the
-pages the apps add to the admin."""
+"""Helpers shared by the admin: the base of every ModelAdmin of ours, the views that start
+background jobs, and the permission check of the pages the apps add to the admin."""
 
+import re
 from collections.abc import Callable
 from functools import wraps
 
-from django.contrib import admin
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.views.main import SEARCH_VAR
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -50,7 +53,45 @@ def render_form(
     return TemplateResponse(request, "admin/wellchosen/form.html", context)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+# No one searches for more; SQLite refuses a LIKE pattern over 50,000 bytes.
+MAX_SEARCH_CHARS = 1000
+# Every integer column of every database we run on fits a signed 64-bit integer.
+DATABASE_INTEGERS = range(-(2**63), 2**63)
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class CheckedInputAdmin(admin.ModelAdmin):
+    """The base of every ModelAdmin of ours: its list page checks what a request brings before
+    Django uses it. The rows an action is asked for must be ids, a number in the query must fit the
+    database's integers and a search is at most MAX_SEARCH_CHARS; otherwise the list comes back
+    with a message (as Django answers an action without rows), never a server error."""
+
+    def changelist_view(self, request, extra_context=None):
+        problem = self._request_problem(request)
+        if problem:
+            self.message_user(request, problem, messages.ERROR)
+            return HttpResponseRedirect(request.path)
+        return super().changelist_view(request, extra_context)
+
+    def _request_problem(self, request: HttpRequest) -> str:
+        if request.method == "POST" and "action" in request.POST:
+            pk = self.model._meta.pk
+            for value in request.POST.getlist(ACTION_CHECKBOX_NAME):
+                try:
+                    row = pk.to_python(value)
+                except ValidationError:
+                    row = None
+                if row is None or (isinstance(row, int) and row not in DATABASE_INTEGERS):
+                    return "The selected rows are not ids of this list; nothing was changed."
+        if len(request.GET.get(SEARCH_VAR, "")) > MAX_SEARCH_CHARS:
+            return f"A search is at most {MAX_SEARCH_CHARS} characters."
+        for name, values in request.GET.lists():
+            if any(_INTEGER.fullmatch(v) and (len(v) > 20 or int(v) not in DATABASE_INTEGERS) for v in values):
+                return f"The filter {name} is a number beyond the database's integers."
+        return ""
+
+
+class ReadOnlyAdmin(CheckedInputAdmin):
     """Rows that only imports, builds and services create: viewable, never added or edited by hand."""
 
     def has_add_permission(self, request):

@@ -18,7 +18,7 @@ from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, Cro
 from .base import Provider, pending_tasks_open
 
 _SALT = "wellchosen.crowd.link"
-WORKER_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+WORKER_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")  # whole values: fullmatch
 
 
 class LinkProvider(Provider):

@@ -32,6 +32,8 @@ def submit_to_check(*, url: str) -> str:
 
 
 def task_for_hit(*, hit_id: str) -> CrowdTask:
+    if not MTURK_ENTITY_ID.fullmatch(hit_id or ""):  # before the query: PostgreSQL refuses a NUL in it
+        raise UserError("hitId is missing or malformed")
     task = (
         CrowdTask.objects.select_related("batch", "question")
         .filter(provider=CrowdProvider.MTURK, external_id=hit_id)
@@ -51,7 +53,7 @@ def mturk_enter(*, hit_id: str, assignment_id: str, worker_id: str, submit_to: s
         ("workerId", worker_id, MTURK_WORKER_ID),
         ("hitId", hit_id, MTURK_ENTITY_ID),
     ):
-        if not form.match(value or ""):
+        if not form.fullmatch(value or ""):
             raise UserError(f"{name} is missing or malformed")
     task = task_for_hit(hit_id=hit_id)
     if task.status != CrowdTaskStatus.PUBLISHED or task.batch.status != CrowdBatchStatus.PUBLISHED:

@@ -67,7 +67,7 @@ def assignment_import(*, batch: CrowdBatch, task: CrowdTask, item: dict, report:
     """One MTurk assignment, in its own transaction: a crash leaves earlier ones imported, and a
     re-run finds them (unique provider + assignment id) and only refreshes their status."""
     worker_id, assignment_id = item["WorkerId"], item["AssignmentId"]
-    if not MTURK_WORKER_ID.match(worker_id) or not MTURK_ENTITY_ID.match(assignment_id):
+    if not MTURK_WORKER_ID.fullmatch(worker_id) or not MTURK_ENTITY_ID.fullmatch(assignment_id):
         raise UserError(f"MTurk returned malformed ids {worker_id!r} / {assignment_id!r}")
     with transaction.atomic():
         worker, _ = Annotator.objects.get_or_create(provider=AnnotatorProvider.MTURK, external_id=worker_id)

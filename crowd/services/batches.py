@@ -17,6 +17,9 @@ from crowd.providers.registry import provider_for
 from crowd.selectors import crowd_sync_in_flight
 from crowd.services.confirmation import crowd_confirmations_apply
 
+# A batch's cap on units: no dataset comes near it, and it fits the database's integer.
+MAX_UNITS_CAP = 1_000_000
+
 
 def crowd_batch_create(
     *,
@@ -63,10 +66,17 @@ def crowd_batch_update(
 
 
 def _batch_save(batch: CrowdBatch) -> CrowdBatch:
-    """The rules every batch keeps, made or changed: a known provider, a production switch only
-    where the platform has a sandbox, settings the platform takes, a name unique in its dataset."""
+    """The rules every batch keeps, made or changed: a known provider, a cap on units in range, a
+    production switch only where the platform has a sandbox, settings the platform takes, a name
+    unique in its dataset."""
     if batch.provider not in CrowdProvider.values:
         raise UserError(f"unknown provider {batch.provider!r} (one of {', '.join(CrowdProvider.values)})")
+    if batch.max_units is not None and (
+        isinstance(batch.max_units, bool)
+        or not isinstance(batch.max_units, int)
+        or not 1 <= batch.max_units <= MAX_UNITS_CAP
+    ):
+        raise UserError(f"max_units must be a whole number from 1 to {MAX_UNITS_CAP}, or none for no cap")
     platform = provider_for(batch=batch)
     if batch.production and not platform.has_sandbox:
         raise UserError("only MTurk batches have a sandbox/production switch")

@@ -28,6 +28,8 @@ def crowd_assignment_review(
     """Approve or reject a submission (status guard: reviewing twice changes nothing)."""
     if len(feedback) > FEEDBACK_MAX:
         raise UserError(f"feedback is {len(feedback)} characters; the limit is {FEEDBACK_MAX}")
+    if "\x00" in feedback:  # PostgreSQL cannot store it, and the platform would have it already
+        raise UserError("feedback must not contain a NUL character")
     wanted = CrowdAssignmentStatus.APPROVED if approve else CrowdAssignmentStatus.REJECTED
     if crowd_assignment.status == wanted:
         return crowd_assignment
@@ -90,7 +92,7 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
                 text_field_check(cell, path=path, line=line, field=name)
             worker_id, status_text, feedback = (row[i] if i is not None else "" for i in columns)
             worker_id = worker_id.strip()
-            if not WORKER_ID.match(worker_id):
+            if not WORKER_ID.fullmatch(worker_id):
                 raise ImportFileError(path, line, id_col, f"worker id {worker_id!r} is empty or malformed")
             status = _STATUS.get(status_text.strip().lower())
             if status is None:

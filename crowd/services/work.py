@@ -42,7 +42,7 @@ def crowd_unit_submit(
 
 def link_worker_ensure(*, batch: CrowdBatch, worker_id: str) -> Annotator:
     """The worker a link brings, by the id the platform gave them (made on their first visit)."""
-    if not WORKER_ID.match(worker_id or ""):
+    if not WORKER_ID.fullmatch(worker_id or ""):
         raise UserError("the link must carry your worker id (letters, digits, - _ . :, at most 64)")
     worker, _ = Annotator.objects.get_or_create(provider=batch.provider, external_id=worker_id)
     if worker.is_blocked:

@@ -2,13 +2,13 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin
 from evaluation.models import Campaign, Generation, RandomTrialResult
 from evaluation.services.campaigns import campaign_start
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(CheckedInputAdmin):
     list_display = ["name", "testset", "repository", "random_trials", "report_at", "job_link", "report_link"]
     list_select_related = ["testset", "repository", "job"]
     search_fields = ["name", "description"]

@@ -128,7 +128,8 @@ class GenerationAdmin(ReadOnlyAdmin):
 
     def rating_dataset_view(self, request):
         """Send generations' responses to annotators: a "rate this response 1-5" dataset."""
-        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isdigit()]
+        # The action's own link: ASCII ids (str.isdigit alone takes "²", which int() refuses)
+        ids = [int(i) for i in request.GET.get("ids", "").split(",") if i.isascii() and i.isdigit()]
         form = RatingDatasetForm(request.POST or None, initial={"generations": ids})
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data

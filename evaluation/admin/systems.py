@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.models import TestSet
-from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
 from evaluation.models import Evaluation, System
@@ -16,7 +16,7 @@ from evaluation.services.evaluations import evaluation_start
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(CheckedInputAdmin):
     list_display = ["name", "kind", "checkpoint", "plugin", "dtype", "updated_at"]
     list_filter = ["kind"]
     search_fields = ["name", "checkpoint", "plugin"]

@@ -3,7 +3,9 @@
 (function () {
   const form = document.getElementById("unit-form");
   if (!form) return;
-  const started = Date.now();
+  // A monotonic clock: a clock set back while the page is open cannot make the time negative.
+  const started = performance.now();
+  const MAX_DURATION_MS = 24 * 60 * 60 * 1000; // what the server accepts (unit_submit)
   const responses = Array.from(form.querySelectorAll(".response"));
   const left = document.getElementById("left");
   const submit = document.getElementById("submit");
@@ -56,7 +58,8 @@
     }
   });
   form.addEventListener("submit", () => {
-    document.getElementById("duration-ms").value = String(Date.now() - started);
+    const taken = Math.round(performance.now() - started);
+    document.getElementById("duration-ms").value = String(Math.min(MAX_DURATION_MS, Math.max(0, taken)));
     submit.disabled = true; // a double click sends once; the server ignores repeats anyway
   });
 

@@ -1,8 +1,10 @@
 import csv
 import hashlib
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -70,8 +72,8 @@ def test_csv_has_one_row_per_candidate(testset, tmp_path):
 
 
 def test_exporting_twice_gives_byte_identical_files_matching_the_manifest(testset, tmp_path):
-    first = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "a")
-    second = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "b")
+    first = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "a").paths
+    second = testset_export(name="rel", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path / "b").paths
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
     digests = {entry["name"]: entry["sha256"] for entry in testset.manifest["files"].values()}
     for path in first:
@@ -117,3 +119,71 @@ def test_testset_items_read_in_chunks_with_three_queries_each(db, scored_questio
 def test_unknown_test_set_is_an_error(db, tmp_path):
     with pytest.raises(UserError, match="no test set 'nope'"):
         testset_export(name="nope", formats=["tsv"], out_dir=tmp_path)
+
+
+def made_before_the_csv_rule(testset: TestSet) -> TestSet:
+    """The manifest a test set built before CSV format version 2 has: no format versions, and the
+    sha256 of the CSV with its cells as stored."""
+    csv_v1 = "".join(render_export(testset, "csv", version=1)).encode("utf-8")
+    manifest = {**testset.manifest, "format_version": 1}
+    manifest["files"] = {
+        kind: {k: v for k, v in entry.items() if k != "format_version"}
+        for kind, entry in testset.manifest["files"].items()
+    }
+    manifest["files"]["csv"]["sha256"] = hashlib.sha256(csv_v1).hexdigest()
+    TestSet.objects.filter(pk=testset.pk).update(manifest=manifest)
+    testset.refresh_from_db()
+    return testset
+
+
+def test_a_manifest_records_the_format_version_of_each_file(testset):
+    versions = {kind: entry["format_version"] for kind, entry in testset.manifest["files"].items()}
+    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 1, "csv": 2}
+    assert testset.manifest["format_version"] == 2
+
+
+def test_csv_version_1_is_the_cells_as_stored_with_newline_ends(testset):
+    TestSetCandidate.objects.filter(item__testset=testset).update(scores=[["-x:y", 3]])
+    text = "".join(render_export(testset, "csv", version=1))
+    assert "\r\n" not in text and ",-x:y=3\n" in text
+
+
+def test_an_older_test_set_exports_a_spreadsheet_safe_csv_checked_against_its_recorded_hash(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    export = testset_export(name="rel", formats=["csv"], out_dir=tmp_path)
+    written = (tmp_path / "rel.csv").read_bytes()
+    assert written == "".join(render_export(testset, "csv")).encode("utf-8")
+    assert hashlib.sha256(written).hexdigest() != testset.manifest["files"]["csv"]["sha256"]
+    assert len(export.notes) == 1 and "format version 2" in export.notes[0] and "version 1" in export.notes[0]
+    assert json.loads((tmp_path / "rel.manifest.json").read_text()) == testset.manifest
+
+
+def test_an_older_test_set_reproduces_its_published_csv_with_version_1(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    export = testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=1)
+    digest = hashlib.sha256((tmp_path / "rel.csv").read_bytes()).hexdigest()
+    assert digest == testset.manifest["files"]["csv"]["sha256"] and export.notes == []
+
+
+def test_an_altered_older_test_set_is_still_detected(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    TestSetCandidate.objects.filter(item__testset=testset).update(scores=[["x:y", 3]])
+    with pytest.raises(UserError, match="does not match its manifest"):
+        testset_export(name="rel", formats=["csv"], out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_csv_version_is_an_error(testset, tmp_path):
+    with pytest.raises(UserError, match="CSV has format versions 1 to 2, not 3"):
+        testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=3)
+
+
+def test_the_command_names_the_version_it_wrote(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    out, err = StringIO(), StringIO()
+    call_command("export_testset", "rel", "--format", "csv", "--out", str(tmp_path), stdout=out, stderr=err)
+    assert out.getvalue().split() == [str(tmp_path / "rel.csv"), str(tmp_path / "rel.manifest.json")]
+    assert "rel.csv: written in csv format version 2" in err.getvalue()
+    call_command("export_testset", "rel", "--format", "csv", "--csv-version", "1", "--out", str(tmp_path / "v1"))
+    digest = hashlib.sha256((tmp_path / "v1" / "rel.csv").read_bytes()).hexdigest()
+    assert digest == testset.manifest["files"]["csv"]["sha256"]

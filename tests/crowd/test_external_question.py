@@ -172,3 +172,12 @@ def test_an_allow_list_changed_after_entry_keeps_the_scores_and_says_so(client, 
     response = submit(client, html)
     assert response.status_code == 400 and "Your scores are saved" in response.content.decode()
     assert Score.objects.count() == 2
+
+
+@pytest.mark.parametrize("field", ["assignmentId", "workerId"])
+def test_an_mturk_id_with_a_trailing_newline_is_refused(client, published_tasks, field):
+    params = {"assignmentId": assignment_id(1), "hitId": hit_id(1), "workerId": "AW1", "turkSubmitTo": SANDBOX}
+    params[field] += "\n"
+    response = client.get(reverse("crowd-mturk"), params)
+    assert response.status_code == 403 and "malformed" in response.content.decode()
+    assert not CrowdAssignment.objects.exists()

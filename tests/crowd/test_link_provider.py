@@ -110,3 +110,9 @@ def test_an_approvals_feedback_may_span_lines(client, link_batch, write_file):
     path = write_file("approvals.csv", 'worker_id,status,feedback\nP1,REJECTED,"too fast,\nsorry"\n')
     link_approvals_import(batch=link_batch, path=path)
     assert set(CrowdAssignment.objects.values_list("feedback", flat=True)) == {"too fast,\nsorry"}
+
+
+def test_a_worker_id_with_a_trailing_newline_is_refused(client, link_batch):
+    response = client.get(reverse("crowd-link", args=[link_token(batch=link_batch)]), {"worker": "P1\n"})
+    assert response.status_code == 403 and "worker id" in response.content.decode()
+    assert not Annotator.objects.exists()

@@ -62,6 +62,18 @@ def test_a_rejection_needs_feedback_within_1024_characters(mturk, mturk_batch, m
     assert ca.status == "approved"
 
 
+def test_feedback_with_a_nul_is_refused_before_mturk_is_called(mturk, mturk_batch, mturk_provider):
+    # PostgreSQL cannot store it: the review would reach MTurk and then fail here
+    first, _ = publish(mturk, mturk_batch)
+    ca = work(first, "AW1", 1)
+    CrowdAssignment.objects.filter(pk=ca.pk).update(status="submitted")
+    ca.refresh_from_db()
+    with pytest.raises(UserError, match="NUL"):
+        crowd_assignment_review(crowd_assignment=ca, approve=False, feedback="Too\x00fast", provider=mturk_provider)
+    ca.refresh_from_db()
+    assert ca.status == "submitted"
+
+
 def test_a_bonus_carries_a_token_from_our_ids_and_is_paid_once(mturk, mturk_batch, mturk_provider):
     first, _ = publish(mturk, mturk_batch)
     ca = submitted(work(first, "AW1", 1))

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.testset_export import testset_export
-from annotation.testset_io import FORMAT_FILES
+from annotation.testset_io import FORMAT_FILES, FORMAT_VERSIONS
 from core.errors import UserError
 
 
@@ -20,11 +20,25 @@ class Command(BaseCommand):
             help="repeat for several formats (default: all)",
         )
         parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument(
+            "--csv-version",
+            type=int,
+            choices=range(1, FORMAT_VERSIONS["csv"] + 1),
+            help=f"the CSV's format version (default {FORMAT_VERSIONS['csv']}: cells escaped for spreadsheets; "
+            "1: cells as stored, the bytes of test sets built before)",
+        )
 
     def handle(self, *args, **o):
         try:
-            paths = testset_export(name=o["testset"], formats=o["formats"] or list(FORMAT_FILES), out_dir=o["out"])
+            export = testset_export(
+                name=o["testset"],
+                formats=o["formats"] or list(FORMAT_FILES),
+                out_dir=o["out"],
+                csv_version=o["csv_version"],
+            )
         except UserError as exc:
             raise CommandError(str(exc)) from None
-        for path in paths:
+        for path in export.paths:
             self.stdout.write(str(path))
+        for note in export.notes:
+            self.stderr.write(f"note: {note}")

@@ -22,7 +22,10 @@ class Command(BaseCommand):
         create.add_argument("--dataset", required=True)
         create.add_argument("--provider", required=True, choices=CrowdProvider.values)
         create.add_argument("--name", required=True)
-        create.add_argument("--settings", default="{}", help="JSON object of provider settings (see the README)")
+        # Not --settings: manage.py takes that one (the Django settings module) from any command line.
+        create.add_argument(
+            "--provider-settings", default="{}", help="JSON object of provider settings (see docs/crowd.md)"
+        )
         create.add_argument("--max-units", type=int, default=None)
         create.add_argument("--production", action="store_true", help="MTurk: real money (needs --confirm on publish)")
         for name in ("cost", "status", "sync", "expire"):
@@ -43,15 +46,15 @@ class Command(BaseCommand):
     def _run(self, o) -> dict:
         action = o["action"]
         if action == "create":
+            try:
+                settings = json.loads(o["provider_settings"])
+            except ValueError as exc:
+                raise CommandError(f"--provider-settings is not JSON: {exc}") from exc
+            if not isinstance(settings, dict):
+                raise CommandError("--provider-settings must be a JSON object")
             dataset = Dataset.objects.filter(name=o["dataset"]).first()
             if dataset is None:
                 raise CommandError(f"no dataset {o['dataset']!r}")
-            try:
-                settings = json.loads(o["settings"])
-            except ValueError as exc:
-                raise CommandError(f"--settings is not JSON: {exc}") from exc
-            if not isinstance(settings, dict):
-                raise CommandError("--settings must be a JSON object")
             batch = crowd_batch_create(
                 dataset=dataset,
                 provider=o["provider"],
