@@ -100,7 +100,8 @@ EXPECTATIONS: dict[str, Expect] = {
     "dashboard-dataset": staff_page(),
     "dashboard-refresh": staff_action(),
     "dashboard-open": staff_action(),
-    "dashboard-invite": staff_action(),
+    # an empty invitation is refused with the dashboard and its message (400)
+    "dashboard-invite": Expect(get=staff_action().get, post=staff_only(FORBIDDEN, researcher=BAD)),
     "dashboard-block": staff_action(),
     # -- evaluation: campaign reports
     "campaign-list": staff_page(),
