@@ -36,6 +36,8 @@ class Job(models.Model):
     total_count = models.PositiveBigIntegerField(default=0)
     done_count = models.PositiveBigIntegerField(default=0)
     failed_count = models.PositiveBigIntegerField(default=0)
+    # What the counts count ("scoring words"): a job of several steps names the one running.
+    phase = models.CharField(max_length=64, blank=True)
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

@@ -14,6 +14,7 @@ def job_live_progress(*, job: Job) -> dict:
         "done_count": job.done_count,
         "total_count": job.total_count,
         "failed_count": job.failed_count,
+        "phase": job.phase,
     }
     if job.status == JobStatus.RUNNING:
         values.update(cache.get(job_cache_key(job.pk, "progress")) or {})

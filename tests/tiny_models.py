@@ -124,3 +124,55 @@ def build_tiny_sentence_encoder(tokenizer_dir: Path, folder: Path) -> Path:
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+MLM_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_wordpiece_tokenizer(texts, folder: Path, *, vocab_size: int = 600):
+    """An uncased WordPiece tokenizer with BERT's special tokens and pair template, trained on ``texts``."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=MLM_SPECIAL))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
+    fast = BertTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=128,
+    )
+    fast.save_pretrained(folder)
+    return fast
+
+
+def build_tiny_mlm(folder: Path, texts=None) -> Path:
+    """A 2-layer BERT masked LM with random weights and a WordPiece tokenizer trained on ``texts``
+    (the test texts by default), saved in ``folder``: BERT-shaped, as the paper's bert-base-uncased."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    tokenizer = train_wordpiece_tokenizer(list(texts or TEXTS * 3), folder)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        initializer_range=0.2,  # spread-out predictions: words get clearly different scores
+    )
+    BertForMaskedLM(config).save_pretrained(folder)
+    return folder

@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "annotation",
     "crowd",
     "retrieval",
+    "negatives",
     "evaluation",
 ]
 

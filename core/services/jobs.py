@@ -138,12 +138,16 @@ class JobProgress:
     def __init__(self, job: Job, parent: "JobProgress | None" = None) -> None:
         self.job = job
         self.parent = parent
+        self.phase = ""
         self._last_write = 0.0
 
-    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False) -> None:
+    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False, phase: str | None = None) -> None:
+        """Report counts; ``phase`` names the step they count and stays until another is named."""
+        if phase is not None and phase != self.phase:
+            self.phase, force = phase, True
         self._report(done=done, total=total, failed=failed, force=force)
         if self.parent is not None:
-            self.parent.update(done=done, total=total, failed=failed, force=force)
+            self.parent.update(done=done, total=total, failed=failed, force=force, phase=phase)
 
     def _report(self, *, done: int, total: int, failed: int, force: bool) -> None:
         now = time.monotonic()
@@ -151,7 +155,13 @@ class JobProgress:
             return
         self._last_write = now
         percent = min(100, int(done * 100 / total)) if total else 0
-        values = {"progress": percent, "done_count": done, "total_count": total, "failed_count": failed}
+        values = {
+            "progress": percent,
+            "done_count": done,
+            "total_count": total,
+            "failed_count": failed,
+            "phase": self.phase[:64],
+        }
         cache.set(job_cache_key(self.job.pk, "progress"), values, timeout=24 * 3600)
         cache.set(job_cache_key(self.job.pk, "heartbeat"), timezone.now().timestamp(), timeout=None)
         if not transaction.get_connection().in_atomic_block:

@@ -13,6 +13,8 @@
       set("job-percent", job.progress);
       set("job-done", job.done_count);
       set("job-total", job.total_count);
+      set("job-phase", job.phase || "");
+      document.getElementById("job-phase-line").hidden = !job.phase;
       const status = document.getElementById("job-status");
       status.textContent = job.status;
       status.className = "status status-" + job.status;

@@ -1,0 +1,1 @@
+"""Candidates made from the ground truth itself: masked-LM manipulation (Park et al., NAACL 2021)."""

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class NegativesConfig(AppConfig):
+    name = "negatives"
+    verbose_name = "Generated negatives"

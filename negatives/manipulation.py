@@ -1,0 +1,338 @@
+"""Negatives made by manipulating the ground truth with a masked LM (Park et al., NAACL 2021).
+
+For a context c and a response r:
+
+1. **Score** each word x_i of r: mask it alone (the other words are left as they are, so no
+   mask of an earlier word is still in place) and compute
+   ``score(x_i) = log P(x_i | [c; r\\i]) - log P(x_i | r\\i)``. A word of several word pieces is
+   masked whole, and its log-probability is the sum of its pieces' log-probabilities, each read
+   at its own masked position in the one pass.
+2. **Select** the words scoring above the threshold (none: no negative; fewer than
+   ``min_words`` words: skipped, as in the paper).
+3. **Replace**: mask every selected word at once and let the MLM predict each masked piece
+   without the context; where its first choice is the original piece, take the second.
+
+Beyond the paper: more than one negative per response (the first as above, the others sampled
+from each position's top-k with a generator seeded by (seed, key, sample)), a cap on the share of
+words masked (the highest-scoring words are kept), and replacement that sees the context.
+
+Words are the tokenizer's pre-tokenizer words (``word_ids()``): for BERT, whitespace- and
+punctuation-separated tokens, so "don't" is three words, as in the paper's BERT input.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .mlm import MaskedLM, Sequence
+
+
+@dataclass(frozen=True)
+class ManipulationSettings:
+    threshold: float = 0.5
+    per_question: int = 1
+    min_words: int = 3  # the paper skips shorter responses
+    max_mask_share: float = 1.0  # 1.0: every selected word is replaced, as in the paper
+    replace_with_context: bool = False  # the paper replaces without the context
+    top_k: int = 10  # where samples after the first one are drawn from
+    seed: int = 0
+    batch_tokens: int = 8192  # padded tokens per forward pass
+
+    def describe(self) -> dict:
+        return {
+            "threshold": self.threshold,
+            "per_question": self.per_question,
+            "min_words": self.min_words,
+            "max_mask_share": self.max_mask_share,
+            "replace_with_context": self.replace_with_context,
+            "top_k": self.top_k,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Item:
+    key: int  # seeds the samples of this response (the question id)
+    context: list[str]
+    response: str
+
+
+@dataclass
+class Word:
+    index: int
+    text: str
+    start: int  # character span in the response
+    end: int
+    pieces: list[int]  # token indexes within the response's tokens
+
+
+@dataclass
+class WordScore:
+    index: int
+    text: str
+    score: float
+    logp_context: float
+    logp_alone: float
+
+
+@dataclass
+class Negative:
+    text: str
+    sample: int  # 0: the argmax negative; k: the k-th seeded sample
+    replacements: list[dict]  # [{"word": index, "original": str, "replacement": str}]
+
+
+@dataclass
+class Manipulation:
+    outcome: str  # "generated", "no_word_selected", "too_short", "too_long"
+    words: list[WordScore] = field(default_factory=list)
+    selected: list[int] = field(default_factory=list)
+    negatives: list[Negative] = field(default_factory=list)
+
+
+@dataclass
+class _Encoded:
+    item: Item
+    words: list[Word]
+    alone_ids: list[int]
+    alone_types: list[int] | None
+    alone_offset: int  # index of the response's first token in alone_ids
+    pair_ids: list[int]
+    pair_types: list[int] | None
+    pair_offset: int
+    response_ids: list[int]
+
+
+def context_text(turns: list[str]) -> str:
+    """The context as one segment: the turns joined by a space, oldest first."""
+    return " ".join(turn.strip() for turn in turns)
+
+
+class Manipulator:
+    def __init__(self, mlm: MaskedLM, settings: ManipulationSettings = ManipulationSettings()) -> None:
+        self.mlm = mlm
+        self.settings = settings
+        self._allowed_start, self._allowed_inside = self._allowed_tokens()
+
+    def manipulate(self, items: list[Item]) -> list[Manipulation]:
+        """One Manipulation per item, in order; every model call is batched across the items."""
+        results: list[Manipulation | None] = [None] * len(items)
+        encoded: list[tuple[int, _Encoded]] = []
+        for i, item in enumerate(items):
+            enc = self._encode(item)
+            if isinstance(enc, str):
+                results[i] = Manipulation(outcome=enc)
+            else:
+                encoded.append((i, enc))
+        scores = self._score([enc for _, enc in encoded])
+        replace: list[tuple[int, _Encoded, list[int]]] = []
+        for (i, enc), word_scores in zip(encoded, scores, strict=True):
+            selected = [w.index for w in word_scores if w.score > self.settings.threshold]
+            selected = self._capped(selected, word_scores)
+            results[i] = Manipulation(
+                outcome="generated" if selected else "no_word_selected", words=word_scores, selected=selected
+            )
+            if selected:
+                replace.append((i, enc, selected))
+        for (i, _, _), negatives in zip(replace, self._replace(replace), strict=True):
+            results[i].negatives = negatives
+        return results
+
+    # -- encoding ----------------------------------------------------------------------------
+
+    def _encode(self, item: Item) -> "_Encoded | str":
+        tokenizer = self.mlm.tokenizer
+        alone = tokenizer(item.response, return_offsets_mapping=True, return_token_type_ids=True)
+        sequence_ids = alone.sequence_ids()
+        response_index = [k for k, s in enumerate(sequence_ids) if s == 0]
+        if not response_index:
+            return "too_short"
+        word_ids = alone.word_ids()
+        words: dict[int, Word] = {}
+        for k in response_index:
+            start, end = alone["offset_mapping"][k]
+            word = words.get(word_ids[k])
+            if word is None:
+                word = words[word_ids[k]] = Word(index=len(words), text="", start=start, end=end, pieces=[])
+            word.end = end
+            word.pieces.append(k - response_index[0])
+        word_list = list(words.values())
+        for word in word_list:
+            word.text = item.response[word.start : word.end]
+        if len(word_list) < self.settings.min_words:
+            return "too_short"
+        if len(alone["input_ids"]) > self.mlm.max_length:
+            return "too_long"
+        tokenizer.truncation_side = "left"  # keep the turns nearest the response
+        pair = tokenizer(
+            context_text(item.context),
+            item.response,
+            return_token_type_ids=True,
+            truncation="only_first",
+            max_length=self.mlm.max_length,
+        )
+        pair_sequence = pair.sequence_ids()
+        pair_index = [k for k, s in enumerate(pair_sequence) if s == 1]
+        response_ids = [alone["input_ids"][k] for k in response_index]
+        if [pair["input_ids"][k] for k in pair_index] != response_ids:
+            return "too_long"  # the context left no room for the whole response
+        types = self.mlm.uses_token_types
+        return _Encoded(
+            item=item,
+            words=word_list,
+            alone_ids=list(alone["input_ids"]),
+            alone_types=list(alone["token_type_ids"]) if types else None,
+            alone_offset=response_index[0],
+            pair_ids=list(pair["input_ids"]),
+            pair_types=list(pair["token_type_ids"]) if types else None,
+            pair_offset=pair_index[0],
+            response_ids=response_ids,
+        )
+
+    # -- 1. scoring --------------------------------------------------------------------------
+
+    def _masked(self, ids: list[int], offset: int, pieces: list[int]) -> tuple[list[int], list[int]]:
+        masked = list(ids)  # a fresh copy for every variant: no mask stays in place
+        positions = [offset + p for p in pieces]
+        for position in positions:
+            masked[position] = self.mlm.mask_id
+        return masked, positions
+
+    def _score(self, encoded: list[_Encoded]) -> list[list[WordScore]]:
+        sequences: list[Sequence] = []
+        for enc in encoded:
+            for word in enc.words:
+                ids, positions = self._masked(enc.pair_ids, enc.pair_offset, word.pieces)
+                sequences.append(Sequence(ids, enc.pair_types, positions))
+                ids, positions = self._masked(enc.alone_ids, enc.alone_offset, word.pieces)
+                sequences.append(Sequence(ids, enc.alone_types, positions))
+        log_probs = self.mlm.log_probs(sequences, batch_tokens=self.settings.batch_tokens)
+        results, cursor = [], 0
+        for enc in encoded:
+            scores = []
+            for word in enc.words:
+                targets = [enc.response_ids[p] for p in word.pieces]
+                with_context = _sum_at(log_probs[cursor], targets)
+                alone = _sum_at(log_probs[cursor + 1], targets)
+                cursor += 2
+                scores.append(WordScore(word.index, word.text, with_context - alone, with_context, alone))
+            results.append(scores)
+        return results
+
+    # -- 2. selection ------------------------------------------------------------------------
+
+    def _capped(self, selected: list[int], scores: list[WordScore]) -> list[int]:
+        share = self.settings.max_mask_share
+        if share >= 1 or not selected:
+            return selected
+        limit = max(1, math.floor(share * len(scores)))
+        best = sorted(selected, key=lambda index: (-scores[index].score, index))[:limit]
+        return sorted(best)
+
+    # -- 3. replacement ----------------------------------------------------------------------
+
+    def _replace(self, batch: list[tuple[int, _Encoded, list[int]]]) -> list[list[Negative]]:
+        sequences = []
+        for _, enc, selected in batch:
+            pieces = [p for index in selected for p in enc.words[index].pieces]
+            if self.settings.replace_with_context:
+                ids, positions = self._masked(enc.pair_ids, enc.pair_offset, pieces)
+                sequences.append(Sequence(ids, enc.pair_types, positions))
+            else:
+                ids, positions = self._masked(enc.alone_ids, enc.alone_offset, pieces)
+                sequences.append(Sequence(ids, enc.alone_types, positions))
+        log_probs = self.mlm.log_probs(sequences, batch_tokens=self.settings.batch_tokens)
+        return [
+            self._negatives(enc, selected, rows.numpy())
+            for (_, enc, selected), rows in zip(batch, log_probs, strict=True)
+        ]
+
+    def _negatives(self, enc: _Encoded, selected: list[int], rows: np.ndarray) -> list[Negative]:
+        slots = []  # (word index, piece, original id, ranked allowed ids, their log-probs)
+        row = 0
+        for index in selected:
+            for n, piece in enumerate(enc.words[index].pieces):
+                allowed = self._allowed_start if n == 0 else self._allowed_inside
+                original = enc.response_ids[piece]
+                logp = np.where(allowed, rows[row], -np.inf)
+                logp[original] = -np.inf  # the original never comes back: its place goes to the second choice
+                slots.append((index, logp))
+                row += 1
+        negatives: list[Negative] = []
+        seen = {enc.item.response}
+        first = self._compose(enc, selected, [int(np.argmax(logp)) for _, logp in slots])
+        if first.text not in seen and _changes_every_word(first):
+            negatives.append(first)
+            seen.add(first.text)
+        sample = 1
+        attempts = 0
+        while len(negatives) < self.settings.per_question and attempts < 5 * self.settings.per_question:
+            attempts += 1
+            rng = np.random.default_rng([self.settings.seed, enc.item.key, sample, attempts])
+            chosen = [_sample_top_k(logp, self.settings.top_k, rng) for _, logp in slots]
+            negative = self._compose(enc, selected, chosen, sample=sample)
+            if negative.text in seen or not _changes_every_word(negative):
+                continue
+            negatives.append(negative)
+            seen.add(negative.text)
+            sample += 1
+        return negatives
+
+    def _compose(self, enc: _Encoded, selected: list[int], chosen: list[int], *, sample: int = 0) -> Negative:
+        tokenizer = self.mlm.tokenizer
+        text = enc.item.response
+        replacements, cursor = [], 0
+        spans = []
+        for index in selected:
+            word = enc.words[index]
+            ids = chosen[cursor : cursor + len(word.pieces)]
+            cursor += len(word.pieces)
+            replacement = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(ids)).strip()
+            spans.append((word.start, word.end, replacement))
+            replacements.append({"word": index, "original": word.text, "replacement": replacement})
+        for start, end, replacement in sorted(spans, reverse=True):
+            text = text[:start] + replacement + text[end:]
+        return Negative(text=text, sample=sample, replacements=replacements)
+
+    def _allowed_tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """Which vocabulary ids may fill a word's first piece and its later pieces: never a special
+        token; with WordPiece, a word starts with a plain piece and goes on with ``##`` pieces."""
+        tokenizer = self.mlm.tokenizer
+        size = self.mlm.model.get_output_embeddings().weight.shape[0]
+        start = np.ones(size, dtype=bool)
+        inside = np.ones(size, dtype=bool)
+        start[len(tokenizer) :] = inside[len(tokenizer) :] = False
+        for special in tokenizer.all_special_ids:
+            if special is not None and special < size:
+                start[special] = inside[special] = False
+        prefix = _continuing_prefix(tokenizer)
+        if prefix:
+            for token, index in tokenizer.get_vocab().items():
+                if index < size:
+                    continuing = token.startswith(prefix)
+                    start[index] = start[index] and not continuing
+                    inside[index] = inside[index] and continuing
+        return start, inside
+
+
+def _continuing_prefix(tokenizer) -> str:
+    model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    return getattr(model, "continuing_subword_prefix", "") or "" if type(model).__name__ == "WordPiece" else ""
+
+
+def _changes_every_word(negative: Negative) -> bool:
+    """Pieces differ from the original ones one by one; their joined text must differ too
+    ("pla" + "##ying" is "playing" again) and must not be empty."""
+    return all(r["replacement"] and r["replacement"].lower() != r["original"].lower() for r in negative.replacements)
+
+
+def _sum_at(rows, targets: list[int]) -> float:
+    return float(sum(rows[k, target] for k, target in enumerate(targets)))
+
+
+def _sample_top_k(logp: np.ndarray, k: int, rng: np.random.Generator) -> int:
+    top = np.argsort(-logp, kind="stable")[:k]
+    top = top[np.isfinite(logp[top])]
+    weights = np.exp(logp[top] - logp[top].max())
+    return int(rng.choice(top, p=weights / weights.sum()))
