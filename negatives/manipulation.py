@@ -291,8 +291,9 @@ class Manipulator:
             replacement = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(ids)).strip()
             spans.append((word.start, word.end, replacement))
             replacements.append({"word": index, "original": word.text, "replacement": replacement})
+        original = enc.item.response
         for start, end, replacement in sorted(spans, reverse=True):
-            text = text[:start] + replacement + text[end:]
+            text = text[:start] + spaced(original, start, end, replacement) + text[end:]
         return Negative(text=text, sample=sample, replacements=replacements)
 
     def _allowed_tokens(self) -> tuple[np.ndarray, np.ndarray]:
@@ -319,6 +320,16 @@ class Manipulator:
 def _continuing_prefix(tokenizer) -> str:
     model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
     return getattr(model, "continuing_subword_prefix", "") or "" if type(model).__name__ == "WordPiece" else ""
+
+
+def spaced(text: str, start: int, end: int, replacement: str) -> str:
+    """The replacement, with a space where it would otherwise run into a neighbouring word: a word
+    glued to punctuation ("Sure,") may be replaced by a word ("Sure well")."""
+    if replacement and start > 0 and text[start - 1].isalnum() and replacement[0].isalnum():
+        replacement = " " + replacement
+    if replacement and end < len(text) and text[end].isalnum() and replacement[-1].isalnum():
+        replacement = replacement + " "
+    return replacement
 
 
 def _changes_every_word(negative: Negative) -> bool:

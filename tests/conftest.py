@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
-from tests.tiny_models import build_tiny_bart, build_tiny_gpt2, build_tiny_tokenizer
+from tests.tiny_models import build_tiny_bart, build_tiny_gpt2, build_tiny_mlm, build_tiny_tokenizer
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
@@ -24,6 +24,12 @@ def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_bart_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
     return build_tiny_bart(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-bart"))
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory) -> Path:
+    """A 2-layer BERT masked LM (random weights, WordPiece tokenizer trained on the test texts)."""
+    return build_tiny_mlm(tmp_path_factory.mktemp("tiny-mlm"))
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,23 @@
+"""The negatives app's job kinds and their typed parameters (core.job_registry)."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from core.job_registry import JobParams
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerateNegativesParams(JobParams):
+    kind: ClassVar[str] = "generate_negatives"
+    label: ClassVar[str] = "generate negatives (masked LM)"
+    queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
+
+    dataset: str
+    mlm: str = ""  # local directory; empty: settings.WELLCHOSEN_MLM_MODEL
+    per_question: int = 1
+    threshold: float = 0.5  # Park et al.'s t
+    seed: int = 0
+    min_words: int = 3  # the paper skips shorter responses
+    max_mask_share: float = 1.0  # 1.0: as the paper, every selected word is replaced
+    replace_with_context: bool = False  # the paper's replacement does not see the context
+    top_k: int = 10  # samples after the first negative come from each position's top k

@@ -1,0 +1,241 @@
+"""Generate negatives for a dataset's questions and add them to their pools (Park et al. 2021).
+
+Resumable and idempotent like pool building: questions go in committed batches, each batch
+records every question's outcome under the run's *setup* (model version and settings), a
+question already finished under that setup is skipped, and candidates are unique per question
+and text. A question that fails is recorded with its error; the others go on.
+"""
+
+import hashlib
+import json
+import traceback
+from dataclasses import dataclass
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.db.models import Count
+from django.db.models.functions import Trim
+
+from annotation.models import Candidate, CandidateSource, Dataset, Question, Turn
+from core.errors import UserError
+from core.services.jobs import JobProgress
+from core.text import text_hash
+from negatives.manipulation import Item, Manipulation, ManipulationSettings, Manipulator
+from negatives.mlm import MaskedLM
+from negatives.models import GenerationOutcome, QuestionGeneration
+
+METHOD = "mlm-manipulation (Park et al., NAACL 2021)"
+PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
+
+
+@dataclass(frozen=True)
+class GenerationRun:
+    """What a run records on each candidate and outcome."""
+
+    model: str
+    model_version: str
+    setup: str
+    settings: ManipulationSettings
+
+
+def mlm_load(*, path: str = "", device: str | None = None) -> MaskedLM:
+    """The run's masked LM: ``path``, or the WELLCHOSEN_MLM_MODEL setting when it is empty."""
+    if path:
+        return MaskedLM.load(path, setting="--mlm", device=device)
+    return MaskedLM.load(django_settings.WELLCHOSEN_MLM_MODEL, setting="WELLCHOSEN_MLM_MODEL", device=device)
+
+
+def generation_setup(*, model_version: str, settings: ManipulationSettings) -> str:
+    described = json.dumps({"model": model_version, **settings.describe()}, sort_keys=True)
+    return hashlib.sha256(described.encode()).hexdigest()[:16]
+
+
+def negatives_generate(
+    *,
+    dataset_name: str,
+    mlm_path: str = "",
+    settings: ManipulationSettings = ManipulationSettings(),
+    batch_size: int = 64,
+    device: str | None = None,
+    progress: JobProgress | None = None,
+    job_id: int | None = None,
+) -> dict:
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    if dataset is None:
+        raise UserError(f"no dataset {dataset_name!r}")
+    if dataset.is_rating:
+        raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no false candidates")
+    settings_check(settings)
+    originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
+    empty = list(originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:10])
+    if empty:
+        raise UserError(
+            f"dataset {dataset.name!r}: question(s) {', '.join(map(str, empty))} have an empty ground truth; "
+            "nothing was generated"
+        )
+    if progress:
+        progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)
+    mlm = mlm_load(path=mlm_path, device=device)
+    run = GenerationRun(
+        model=mlm.path,
+        model_version=mlm.version,
+        setup=generation_setup(model_version=mlm.version, settings=settings),
+        settings=settings,
+    )
+    manipulator = Manipulator(mlm, settings)
+    finished = QuestionGeneration.objects.filter(setup=run.setup).exclude(outcome=GenerationOutcome.FAILED)
+    pending = originals.exclude(id__in=finished.values("question_id")).order_by("id")
+    total = originals.count()
+    report = {
+        "dataset": dataset.name,
+        "model": run.model_version,
+        "setup": run.setup,
+        "settings": settings.describe(),
+        "questions": total,
+        "skipped_finished": total - pending.count(),
+        **{outcome.value: 0 for outcome in GenerationOutcome},
+        "candidates_added": 0,
+        "words": 0,
+        "words_replaced": 0,
+    }
+    done = report["skipped_finished"]
+    if progress:
+        progress.update(done=done, total=total, phase=PHASE_GENERATE, force=True)
+    last_id = 0
+    while True:
+        batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])
+        if not batch:
+            break
+        last_id = batch[-1][0]
+        _generate_batch(batch, manipulator=manipulator, run=run, report=report, job_id=job_id)
+        done += len(batch)
+        if progress:
+            progress.update(done=done, total=total, failed=report["failed"], force=True)
+    processed = total - report["skipped_finished"] - report["failed"]
+    report["share_with_negative"] = round(report["generated"] / processed, 4) if processed else None
+    report["mean_share_replaced"] = (
+        round(report.pop("words_replaced") / report["words"], 4) if report["words"] else None
+    )
+    return report
+
+
+def settings_check(settings: ManipulationSettings) -> None:
+    if settings.per_question < 1:
+        raise UserError(f"--per-question must be at least 1, not {settings.per_question}")
+    if not 0 < settings.max_mask_share <= 1:
+        raise UserError(f"--max-mask-share must be above 0 and at most 1, not {settings.max_mask_share}")
+    if settings.min_words < 1:
+        raise UserError(f"--min-words must be at least 1, not {settings.min_words}")
+    if settings.top_k < 1:
+        raise UserError(f"--top-k must be at least 1, not {settings.top_k}")
+
+
+def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, report: dict, job_id) -> None:
+    question_ids = [qid for qid, _, _ in batch]
+    turns: dict[int, list[tuple[str, str]]] = {}
+    for context_id, text, digest in (
+        Turn.objects.filter(context_id__in={c for _, _, c in batch})
+        .order_by("context_id", "position")
+        .values_list("context_id", "text", "text_hash")
+    ):
+        turns.setdefault(context_id, []).append((text, digest))
+    items = [
+        Item(key=_sample_key(turns.get(cid, []), gt), context=[t for t, _ in turns.get(cid, [])], response=gt)
+        for qid, gt, cid in batch
+    ]
+    try:
+        results: list[Manipulation | str] = manipulator.manipulate(items)
+    except Exception:  # find the question that fails; the others go on
+        results = []
+        for item in items:
+            try:
+                results.extend(manipulator.manipulate([item]))
+            except Exception:
+                results.append(traceback.format_exc()[-4000:])
+    new_candidates, outcomes = [], []
+    for (question_id, ground_truth, context_id), result in zip(batch, results, strict=True):
+        if isinstance(result, str):
+            outcomes.append(_outcome(question_id, run, GenerationOutcome.FAILED, job_id, error=result))
+            continue
+        blocked = {text_hash(ground_truth), *(digest for _, digest in turns.get(context_id, []))}
+        for negative in result.negatives:
+            digest = text_hash(negative.text)
+            if digest not in blocked:
+                blocked.add(digest)
+                new_candidates.append(_candidate(question_id, digest, negative, result, run))
+        outcomes.append(
+            _outcome(
+                question_id,
+                run,
+                GenerationOutcome(result.outcome),
+                job_id,
+                words=len(result.words),
+                selected=len(result.selected),
+            )
+        )
+        if result.outcome == GenerationOutcome.GENERATED:
+            report["words"] += len(result.words)
+            report["words_replaced"] += len(result.selected)
+    generated = Candidate.objects.filter(question_id__in=question_ids, source=CandidateSource.GENERATED)
+    with transaction.atomic():
+        before = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
+        Candidate.objects.bulk_create(new_candidates, ignore_conflicts=True)
+        after = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
+        for outcome in outcomes:
+            outcome.negatives_added = after.get(outcome.question_id, 0) - before.get(outcome.question_id, 0)
+        QuestionGeneration.objects.bulk_create(
+            outcomes,
+            update_conflicts=True,
+            unique_fields=["question", "setup"],
+            update_fields=["outcome", "words", "selected", "negatives_added", "error", "job", "updated_at"],
+        )
+    for outcome in outcomes:
+        report[outcome.outcome] += 1
+        report["candidates_added"] += outcome.negatives_added
+
+
+def _sample_key(turns: list[tuple[str, str]], ground_truth: str) -> int:
+    """Seeds a question's samples from its texts, not its id: the same dialogue gets the same
+    negatives for a seed in any database."""
+    texts = "\n".join([*(text for text, _ in turns), ground_truth])
+    return int(hashlib.sha256(texts.encode()).hexdigest()[:12], 16)
+
+
+def _outcome(question_id, run, outcome, job_id, *, words=0, selected=0, error="") -> QuestionGeneration:
+    return QuestionGeneration(
+        question_id=question_id,
+        setup=run.setup,
+        outcome=outcome,
+        words=words,
+        selected=selected,
+        error=error,
+        job_id=job_id,
+    )
+
+
+def _candidate(question_id: int, digest: str, negative, result: Manipulation, run: GenerationRun) -> Candidate:
+    selected = set(result.selected)
+    scores = [w for w in result.words if w.index in selected]
+    return Candidate(
+        question_id=question_id,
+        text=negative.text,
+        text_hash=digest,
+        source=CandidateSource.GENERATED,
+        retrieval_score=sum(w.score for w in scores) / len(scores),
+        rank=negative.sample + 1,
+        retriever_version=run.model_version[:200],
+        provenance={
+            "method": METHOD,
+            "model": run.model,
+            "model_version": run.model_version,
+            "setup": run.setup,
+            **run.settings.describe(),
+            "sample": negative.sample,
+            "words": len(result.words),
+            "selected": [{"position": w.index, "word": w.text, "score": round(w.score, 4)} for w in scores],
+            "replacements": [
+                {"position": r["word"], "original": r["original"], "replacement": r["replacement"]}
+                for r in negative.replacements
+            ],
+        },
+    )
