@@ -19,7 +19,9 @@ CHUNK = 1000
 # was built in ("format_version"; a manifest that names none was built in version 1 of every
 # format). csv 1: text cells as stored, "\n" line ends; csv 2: text cells escaped for spreadsheets
 # (core.csv_safe) and RFC 4180 "\r\n" line ends, so that a carriage return inside a cell is quoted.
-FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 1, "csv": 2}
+# jsonl 2: each candidate also carries "retrieval" (every retriever that found it) and "provenance"
+# (how a generated candidate was made: model, version, settings, the edit).
+FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 2, "csv": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +103,27 @@ def render_human_scores(items: Iterable[TestSetItem]) -> Iterator[str]:
         yield json.dumps([[value for _, value in c.scores] for c in ordered], separators=(", ", ": ")) + "\n"
 
 
-def render_jsonl(items: Iterable[TestSetItem]) -> Iterator[str]:
-    """Everything: ids, provenance (retriever, score, rank, version) and every score."""
+def render_jsonl(items: Iterable[TestSetItem], *, version: int = 2) -> Iterator[str]:
+    """Everything: ids, provenance (retriever, score, rank, version; from version 2, every
+    retriever that found a candidate and how a generated one was made) and every score."""
+
+    def candidate(c: TestSetItemCandidate) -> dict:
+        fields = {
+            "candidate_id": c.candidate.pk,
+            "text": c.candidate.text,
+            "is_ground_truth": c.is_ground_truth,
+            "source": c.candidate.source,
+            "utterance_id": c.candidate.utterance_id,
+            "retrieval_score": c.candidate.retrieval_score,
+            "rank": c.candidate.rank,
+            "retriever_version": c.candidate.retriever_version,
+            "scores": [{"annotator": label, "value": value} for label, value in c.scores],
+        }
+        if version >= 2:
+            fields["retrieval"] = c.candidate.retrieval
+            fields["provenance"] = c.candidate.provenance
+        return fields
+
     for item in items:
         record = {
             "position": item.position,
@@ -110,20 +131,7 @@ def render_jsonl(items: Iterable[TestSetItem]) -> Iterator[str]:
             "derived_from_question_id": item.derived_from_id,
             "context": [{"speaker": t.speaker, "text": t.text} for t in item.turns],
             "ground_truth_index": next(i for i, c in enumerate(item.candidates) if c.is_ground_truth),
-            "candidates": [
-                {
-                    "candidate_id": c.candidate.pk,
-                    "text": c.candidate.text,
-                    "is_ground_truth": c.is_ground_truth,
-                    "source": c.candidate.source,
-                    "utterance_id": c.candidate.utterance_id,
-                    "retrieval_score": c.candidate.retrieval_score,
-                    "rank": c.candidate.rank,
-                    "retriever_version": c.candidate.retriever_version,
-                    "scores": [{"annotator": label, "value": value} for label, value in c.scores],
-                }
-                for c in item.candidates
-            ],
+            "candidates": [candidate(c) for c in item.candidates],
         }
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
@@ -190,7 +198,7 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int
 EXPORTS = {
     "tsv": (".tsv", lambda items, ts, v: render_tsv(items), "text/tab-separated-values"),
     "human_scores": (".human_scores.jsonl", lambda items, ts, v: render_human_scores(items), "application/jsonl"),
-    "jsonl": (".jsonl", lambda items, ts, v: render_jsonl(items), "application/jsonl"),
+    "jsonl": (".jsonl", lambda items, ts, v: render_jsonl(items, version=v), "application/jsonl"),
     "csv": (
         ".csv",
         lambda items, ts, v: render_csv(items, context_turns=ts.dataset.context_turns, version=v),

@@ -222,10 +222,37 @@ class ContextAdmin(ReadOnlyAdmin):
     readonly_fields = ["dataset", "source", "source_line", "created_at"]
 
 
+def provenance_summary(candidate: Candidate) -> str:
+    """How a generated candidate was made, on one line: the model, the settings and each edit
+    ("after" -> "before" (1.32)); empty for a retrieved or imported one."""
+    p = candidate.provenance or {}
+    if not p:
+        return ""
+    scores = {s.get("position"): s.get("score") for s in p.get("selected", [])}
+    edits = ", ".join(
+        f"{r.get('original')!r} → {r.get('replacement')!r}"
+        + (f" ({scores[r.get('position')]:.2f})" if isinstance(scores.get(r.get("position")), int | float) else "")
+        for r in p.get("replacements", [])
+    )
+    settings = ", ".join(
+        f"{key} {p[key]}" for key in ("threshold", "seed", "sample", "replace_with_context") if key in p
+    )
+    return "; ".join(part for part in (p.get("method", ""), p.get("model_version", ""), settings, edits) if part)
+
+
 class CandidateInline(admin.TabularInline):
     model = Candidate
     extra = 0
-    fields = ["text", "is_ground_truth", "source", "retrieval_score", "rank", "retriever_version", "n_scores"]
+    fields = [
+        "text",
+        "is_ground_truth",
+        "source",
+        "retrieval_score",
+        "rank",
+        "retriever_version",
+        "how_made",
+        "n_scores",
+    ]
     readonly_fields = fields
     can_delete = False
     show_change_link = True
@@ -236,6 +263,10 @@ class CandidateInline(admin.TabularInline):
     @admin.display(description="scores")
     def n_scores(self, obj):
         return obj.score_count
+
+    @admin.display(description="how it was made")
+    def how_made(self, obj):
+        return provenance_summary(obj)
 
 
 @admin.register(Question)
@@ -269,8 +300,15 @@ class CandidateAdmin(ReadOnlyAdmin):
         "retrieval_score",
         "rank",
         "retriever_version",
+        "how_made",
+        "retrieval",
+        "provenance",
         "created_at",
     ]
+
+    @admin.display(description="how it was made")
+    def how_made(self, obj):
+        return provenance_summary(obj)
 
     @admin.display(description="text")
     def short_text(self, obj):

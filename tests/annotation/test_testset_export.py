@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import TestSet, TestSetCandidate
+from annotation.models import Candidate, TestSet, TestSetCandidate
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
 from annotation.testset_io import render_export, testset_items
@@ -123,14 +123,16 @@ def test_unknown_test_set_is_an_error(db, tmp_path):
 
 def made_before_the_csv_rule(testset: TestSet) -> TestSet:
     """The manifest a test set built before CSV format version 2 has: no format versions, and the
-    sha256 of the CSV with its cells as stored."""
+    sha256 of the CSV with its cells as stored (and of the JSONL without provenance)."""
     csv_v1 = "".join(render_export(testset, "csv", version=1)).encode("utf-8")
+    jsonl_v1 = "".join(render_export(testset, "jsonl", version=1)).encode("utf-8")
     manifest = {**testset.manifest, "format_version": 1}
     manifest["files"] = {
         kind: {k: v for k, v in entry.items() if k != "format_version"}
         for kind, entry in testset.manifest["files"].items()
     }
     manifest["files"]["csv"]["sha256"] = hashlib.sha256(csv_v1).hexdigest()
+    manifest["files"]["jsonl"]["sha256"] = hashlib.sha256(jsonl_v1).hexdigest()
     TestSet.objects.filter(pk=testset.pk).update(manifest=manifest)
     testset.refresh_from_db()
     return testset
@@ -138,7 +140,7 @@ def made_before_the_csv_rule(testset: TestSet) -> TestSet:
 
 def test_a_manifest_records_the_format_version_of_each_file(testset):
     versions = {kind: entry["format_version"] for kind, entry in testset.manifest["files"].items()}
-    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 1, "csv": 2}
+    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 2, "csv": 2}
     assert testset.manifest["format_version"] == 2
 
 
@@ -171,6 +173,26 @@ def test_an_altered_older_test_set_is_still_detected(testset, tmp_path):
     with pytest.raises(UserError, match="does not match its manifest"):
         testset_export(name="rel", formats=["csv"], out_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_jsonl_version_2_carries_each_candidates_retrievers_and_provenance(testset):
+    false_ids = TestSetCandidate.objects.filter(item__testset=testset, is_ground_truth=False).values("candidate_id")
+    Candidate.objects.filter(id__in=false_ids).update(
+        provenance={"method": "mlm", "seed": 3}, retrieval=[{"retriever": "lexical", "rank": 2}]
+    )
+    [record] = [json.loads(line) for line in render_export(testset, "jsonl")][:1]
+    false = [c for c in record["candidates"] if not c["is_ground_truth"]]
+    assert false and all(c["provenance"] == {"method": "mlm", "seed": 3} for c in false)
+    assert all(c["retrieval"] == [{"retriever": "lexical", "rank": 2}] for c in false)
+    old = json.loads(next(iter(render_export(testset, "jsonl", version=1))))
+    assert all("provenance" not in c and "retrieval" not in c for c in old["candidates"])
+
+
+def test_an_older_test_set_exports_jsonl_with_provenance_checked_against_its_recorded_hash(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    export = testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path)
+    assert (tmp_path / "rel.jsonl").read_bytes() == "".join(render_export(testset, "jsonl")).encode("utf-8")
+    assert len(export.notes) == 1 and "jsonl format version 2" in export.notes[0]
 
 
 def test_an_unknown_csv_version_is_an_error(testset, tmp_path):

@@ -23,6 +23,7 @@ from crowd.selectors import unit_token
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
 from evaluation.models import Campaign, Evaluation, RandomTrialResult
+from negatives.models import QuestionGeneration
 from retrieval.models import QuestionRetrieval, RetrievalIndex
 from tests.factories import (
     AnnotatorFactory,
@@ -124,6 +125,7 @@ def _release(world: World) -> None:
         repository=repository, kind="lexical", version=1, backend="tantivy", name="authz-index", content_version=1
     )
     pool = QuestionRetrieval.objects.create(question=questions[0], repository=repository, status="done", pool_size=4)
+    generation_outcome = QuestionGeneration.objects.create(question=questions[0], setup="authz", outcome="generated")
     system = SystemFactory(name="authz-system")
     evaluation = Evaluation.objects.create(testset=testset, system=system, status="succeeded")
     generation = GenerationFactory(system=system)
@@ -146,6 +148,7 @@ def _release(world: World) -> None:
             "annotation.utterance": utterance,
             "retrieval.retrievalindex": index,
             "retrieval.questionretrieval": pool,
+            "negatives.questiongeneration": generation_outcome,
             "evaluation.system": system,
             "evaluation.evaluation": evaluation,
             "evaluation.generation": generation,
