@@ -13,6 +13,7 @@ KILLED_MID_JOB = {
     "build_indexes": "test_retrieval.py",
     "evaluate": "test_evaluation.py",
     "generate": "test_evaluation.py",
+    "generate_negatives": "test_negatives.py",
 }
 NOT_KILLED = {
     "campaign": "runs its systems' evaluate jobs inside it (their takeover is tested) and RANDOM trials "
