@@ -16,7 +16,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.db.models.functions import Trim
 
-from annotation.models import Candidate, CandidateSource, Dataset, Question, Turn
+from annotation.models import Candidate, CandidateSource, Dataset, Question, QuestionWork, Turn
+from annotation.services.assignment import work_refresh
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash
@@ -95,6 +96,7 @@ def negatives_generate(
         "skipped_finished": total - pending.count(),
         **{outcome.value: 0 for outcome in GenerationOutcome},
         "candidates_added": 0,
+        "in_annotation": 0,  # questions already open for annotation that got new negatives
         "words": 0,
         "words_replaced": 0,
     }
@@ -192,6 +194,12 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
     for outcome in outcomes:
         report[outcome.outcome] += 1
         report["candidates_added"] += outcome.negatives_added
+    # Negatives added to a question already open for annotation need scores too: its unit of work
+    # is reopened (annotators who have not seen it yet score them; see docs/negatives.md).
+    grown = [o.question_id for o in outcomes if o.negatives_added]
+    for question_id in QuestionWork.objects.filter(question_id__in=grown).values_list("question_id", flat=True):
+        work_refresh(question_id=question_id)
+        report["in_annotation"] += 1
 
 
 def _sample_key(turns: list[tuple[str, str]], ground_truth: str) -> int:

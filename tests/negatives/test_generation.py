@@ -188,3 +188,19 @@ def test_the_command_reports_bad_settings(dataset, tiny_mlm_dir):
         call_command(
             "generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--max-mask-share", "0"
         )
+
+
+def test_negatives_added_to_a_question_in_annotation_reopen_its_work(dataset, tiny_mlm_dir):
+    from annotation.models import QuestionWork
+    from annotation.services.assignment import annotation_open
+    from tests.factories import AnnotatorFactory, ScoreFactory
+
+    raters = AnnotatorFactory.create_batch(5)
+    for question in dataset.questions.all():
+        for rater in raters:
+            ScoreFactory(candidate=question.candidates.get(is_ground_truth=True), annotator=rater, value=5)
+    annotation_open(dataset=dataset)
+    assert not QuestionWork.objects.filter(is_open=True).exists()  # every ground truth decided, nothing else
+    report = generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD)
+    assert report["in_annotation"] == 4
+    assert QuestionWork.objects.filter(is_open=True).count() == 4
