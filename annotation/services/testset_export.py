@@ -24,11 +24,19 @@ class TestsetExport:
     notes: list[str] = field(default_factory=list)
 
 
-def testset_export(*, name: str, formats: list[str], out_dir: Path, csv_version: int | None = None) -> TestsetExport:
+def testset_export(
+    *,
+    name: str,
+    formats: list[str],
+    out_dir: Path,
+    csv_version: int | None = None,
+    jsonl_version: int | None = None,
+) -> TestsetExport:
     """Write the files of each format plus the manifest. Every file is checked against the sha256
     its manifest recorded when the test set was built; a mismatch means the test set was altered.
 
-    Files are written in the current version of their format (``csv_version`` picks the CSV's).
+    Files are written in the current version of their format (``csv_version`` and
+    ``jsonl_version`` pick the CSV's and the JSONL's).
     A test set built before a format changed records the sha256 of the older version: the rows
     are checked against it (rendered in that version, in memory), and a note says which version
     was written, so published hashes keep proving the test set unaltered."""
@@ -38,8 +46,10 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path, csv_version:
     unknown = [f for f in formats if f not in FORMAT_FILES]
     if unknown:
         raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
-    if csv_version is not None and not 1 <= csv_version <= FORMAT_VERSIONS["csv"]:
-        raise UserError(f"the CSV has format versions 1 to {FORMAT_VERSIONS['csv']}, not {csv_version}")
+    chosen = {"csv": csv_version, "jsonl": jsonl_version}
+    for kind, version in chosen.items():
+        if version is not None and not 1 <= version <= FORMAT_VERSIONS[kind]:
+            raise UserError(f"the {kind.upper()} has format versions 1 to {FORMAT_VERSIONS[kind]}, not {version}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     notes = []
@@ -51,7 +61,7 @@ def testset_export(*, name: str, formats: list[str], out_dir: Path, csv_version:
             target = out_dir / export_filename(testset, kind)
             partial = target.with_name(target.name + ".partial")
             partials.append((partial, target))
-            version = csv_version if kind == "csv" and csv_version is not None else FORMAT_VERSIONS[kind]
+            version = chosen.get(kind) or FORMAT_VERSIONS[kind]
             recorded = recorded_version(testset, kind)
             digest = _write(partial, render_export(testset, kind, version=version))
             checked = digest if version == recorded else _digest(render_export(testset, kind, version=recorded))

