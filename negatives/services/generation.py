@@ -229,7 +229,7 @@ def _candidate(question_id: int, digest: str, negative, result: Manipulation, ru
         text=negative.text,
         text_hash=digest,
         source=CandidateSource.GENERATED,
-        retrieval_score=sum(w.score for w in scores) / len(scores),
+        retrieval_score=round(sum(w.score for w in scores) / len(scores), 4),  # mean score of the replaced words
         rank=negative.sample + 1,
         retriever_version=run.model_version[:200],
         provenance={
