@@ -11,7 +11,7 @@ Choices:
 * **Which responses**: every rated response except the ``ground-truth`` one by default
   (:data:`DEFAULT_EXCLUDE`). The ground truth *is* the reference, so every metric gives it the maximum
   score; with its high human ratings it would put 100 (DailyDialog) or 150 (PersonaChat) points in the
-  top corner and lift every correlation to about 0.35 whatever the metric measures. The negative sample
+  top corner and lift every correlation to 0.23–0.38 whatever the metric measures. The negative sample
   (a random utterance) stays: it is a real response with real ratings, and a metric should score it low.
 * **Metrics**: :func:`evaluation.metrics.reference.sentence_bleu` (BLEU-1..4, smoothed with Chen & Cherry's
   method 1, since most single responses share no higher-order n-gram with their reference),
