@@ -37,6 +37,9 @@ WELLCHOSEN_EMBEDDING_DTYPE = env_str("WELLCHOSEN_EMBEDDING_DTYPE", "float16")  #
 WELLCHOSEN_ENCODER_THREADS = env_int("WELLCHOSEN_ENCODER_THREADS", 0)  # 0: all cores
 WELLCHOSEN_MODEL_CACHE_DIR = env_str("WELLCHOSEN_MODEL_CACHE_DIR", "")  # exported ONNX models; default DATA_DIR/models
 WELLCHOSEN_FAISS_EXACT_MAX = env_int("WELLCHOSEN_FAISS_EXACT_MAX", 2_000_000)  # exact search up to, HNSW above
+# Negatives. The masked LM that manipulates ground truths (and the base that finetune_mlm
+# starts from): a local directory, never downloaded; unset, --mlm must name one.
+WELLCHOSEN_MLM_MODEL = env_str("WELLCHOSEN_MLM_MODEL", "")
 # Quality control: an annotator is flagged when a measure crosses its threshold.
 WELLCHOSEN_QC_THRESHOLDS = {
     "check_pass_rate_min": 0.8,  # attention checks (an unrelated response) scored <= 1
