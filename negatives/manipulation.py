@@ -105,8 +105,8 @@ class _Encoded:
 
 
 def context_text(turns: list[str]) -> str:
-    """The context as one segment: the turns joined by a space, oldest first."""
-    return " ".join(turn.strip() for turn in turns)
+    """The context as one segment: its non-blank turns joined by a space, oldest first."""
+    return " ".join(turn.strip() for turn in turns if turn.strip())
 
 
 class Manipulator:

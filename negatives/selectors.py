@@ -1,45 +1,69 @@
 """Reads: the dialogue text a masked LM is fine-tuned on.
 
+Each text comes with the turns before it (up to ``CONTEXT_TURNS``), as ``(context, text)``: the
+manipulation scores a word with the context as the first segment and the response as the
+second (``[CLS] c [SEP] r [SEP]``), so the model is fine-tuned on that shape of input too.
+
 Every read streams (``.iterator()``): a repository can hold millions of utterances, and a
 fine-tuning run reads its texts once per epoch.
 """
 
 import hashlib
+from collections import deque
 from collections.abc import Iterator
 
 from django.db.models import Max
 
 from annotation.models import Dataset, Question, Repository, Turn, Utterance
+from negatives.manipulation import context_text
 
 _CHUNK = 5000
+CONTEXT_TURNS = 3  # as many turns as a question's context holds by default
+REPOSITORY_NEIGHBOURS = 3  # lines: how far back in a file an utterance may be to count as context
 
 
-def dataset_texts(*, dataset: Dataset) -> Iterator[str]:
-    """Each distinct non-blank text of the dataset once, in id order: its contexts' turns, then
-    its questions' ground truths. A turn recurs in the contexts of consecutive questions; once
-    is what one epoch over the dialogues means."""
+def dataset_texts(*, dataset: Dataset) -> Iterator[tuple[str, str]]:
+    """Each distinct ``(context, text)`` of the dataset once: every turn of a context with the turns
+    before it, and every ground truth with its context. A turn recurs in the contexts of
+    consecutive questions; once is what one epoch over the dialogues means."""
     seen: set[bytes] = set()
+
+    def once(context: str, text: str) -> bool:
+        key = hashlib.blake2b(f"{context}\n{text}".encode(), digest_size=12).digest()
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    questions = (
+        Question.objects.filter(dataset=dataset)
+        .order_by("context_id", "id")
+        .values_list("context_id", "ground_truth")
+        .iterator(chunk_size=_CHUNK)
+    )
     turns = (
         Turn.objects.filter(context__dataset=dataset)
-        .order_by("id")
-        .values_list("text", flat=True)
+        .order_by("context_id", "position")
+        .values_list("context_id", "text")
         .iterator(chunk_size=_CHUNK)
     )
-    truths = (
-        Question.objects.filter(dataset=dataset)
-        .order_by("id")
-        .values_list("ground_truth", flat=True)
-        .iterator(chunk_size=_CHUNK)
-    )
-    for source in (turns, truths):
-        for text in source:
-            text = text.strip()
-            if not text:
-                continue
-            key = hashlib.blake2b(text.encode("utf-8"), digest_size=12).digest()
-            if key not in seen:
-                seen.add(key)
-                yield text
+    pending = next(turns, None)
+    for context_id, ground_truth in questions:
+        before: list[str] = []
+        while pending is not None and pending[0] <= context_id:
+            if pending[0] == context_id:
+                text = pending[1].strip()
+                if text and once(context_text(before[-CONTEXT_TURNS:]), text):
+                    yield context_text(before[-CONTEXT_TURNS:]), text
+                before.append(pending[1])
+            pending = next(turns, None)
+        if not before:  # a second question on the same context: its turns were read with the first
+            before = list(
+                Turn.objects.filter(context_id=context_id).order_by("position").values_list("text", flat=True)
+            )
+        text = ground_truth.strip()
+        if text and once(context_text(before[-CONTEXT_TURNS:]), text):
+            yield context_text(before[-CONTEXT_TURNS:]), text
 
 
 def repository_snapshot(*, repository: Repository) -> tuple[int, int]:
@@ -49,15 +73,21 @@ def repository_snapshot(*, repository: Repository) -> tuple[int, int]:
     return top, Utterance.objects.filter(repository=repository, id__lte=top).count()
 
 
-def repository_texts(*, repository: Repository, up_to_id: int) -> Iterator[str]:
-    """The repository's utterances (distinct by construction) up to ``up_to_id``, in id order."""
+def repository_texts(*, repository: Repository, up_to_id: int) -> Iterator[tuple[str, str]]:
+    """The repository's utterances (distinct by construction) up to ``up_to_id``, in id order, each
+    with the utterances before it from the same file within ``REPOSITORY_NEIGHBOURS`` lines: the
+    previous lines of a subtitle or movie-lines file, the earlier turns of a DailyDialog dialogue
+    (one line of its file)."""
     rows = (
         Utterance.objects.filter(repository=repository, id__lte=up_to_id)
         .order_by("id")
-        .values_list("text", flat=True)
+        .values_list("text", "source", "source_line")
         .iterator(chunk_size=_CHUNK)
     )
-    for text in rows:
+    recent: deque[tuple[str, str, int]] = deque(maxlen=CONTEXT_TURNS)
+    for text, source, line in rows:
+        before = [t for t, s, n in recent if s == source and 0 <= line - n <= REPOSITORY_NEIGHBOURS]
+        recent.append((text, source, line))
         text = text.strip()
         if text:
-            yield text
+            yield context_text(before), text

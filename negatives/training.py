@@ -32,7 +32,7 @@ TOKENIZE_CHUNK = 256  # texts per call of the (fast, batched) tokenizer
 def mlm_train(
     *,
     mlm: MaskedLM,
-    read: Callable[[], Iterator[str]],
+    read: Callable[[], Iterator[tuple[str, str]]],
     folder: Path,
     steps: int,
     batch_size: int,
@@ -82,7 +82,7 @@ def mlm_train(
     return {"steps": output.global_step, "train_loss": float(output.training_loss), "device": str(args.device)}
 
 
-def shuffled(texts: Iterator[str], rng: random.Random, size: int) -> Iterator[str]:
+def shuffled(texts: Iterator, rng: random.Random, size: int) -> Iterator:
     """``texts`` in a random order within a window of ``size``: a stream cannot be shuffled whole."""
     buffer = list(islice(texts, size))
     for text in texts:
@@ -94,10 +94,10 @@ def shuffled(texts: Iterator[str], rng: random.Random, size: int) -> Iterator[st
 
 
 class TokenizedTexts(IterableDataset):
-    """The texts, shuffled (another order each pass, seeded) and tokenized, as the collator wants
-    them. Read afresh on every pass, so an epoch holds at most the shuffle buffer in memory."""
+    """The ``(context, text)`` pairs, shuffled (another order each pass, seeded) and tokenized, as
+    the collator wants them. Read afresh on every pass, so an epoch holds at most the shuffle buffer in memory."""
 
-    def __init__(self, *, read: Callable[[], Iterator[str]], tokenizer, max_length: int, seed: int) -> None:
+    def __init__(self, *, read: Callable[[], Iterator[tuple[str, str]]], tokenizer, max_length: int, seed: int) -> None:
         self.read = read
         self.tokenizer = tokenizer
         self.max_length = max_length
@@ -107,13 +107,27 @@ class TokenizedTexts(IterableDataset):
     def __iter__(self):
         rng = random.Random(f"{self.seed}:{self.passes}")
         self.passes += 1
+        self.tokenizer.truncation_side = "left"  # a long context loses its oldest tokens, as when scoring
         texts = shuffled(iter(self.read()), rng, SHUFFLE_BUFFER)
         while chunk := list(islice(texts, TOKENIZE_CHUNK)):
-            encoded = self.tokenizer(
-                chunk, truncation=True, max_length=self.max_length, return_special_tokens_mask=True
-            )
-            for i in range(len(chunk)):
-                yield {key: values[i] for key, values in encoded.items()}
+            # (context, text) pairs are the model's two segments; a text without context is one segment
+            for group in ([t for c, t in chunk if not c], [(c, t) for c, t in chunk if c]):
+                if not group:
+                    continue
+                if isinstance(group[0], str):
+                    encoded = self.tokenizer(
+                        group, truncation=True, max_length=self.max_length, return_special_tokens_mask=True
+                    )
+                else:
+                    encoded = self.tokenizer(
+                        [c for c, _ in group],
+                        [t for _, t in group],
+                        truncation="longest_first",  # a response longer than max_length loses tokens too
+                        max_length=self.max_length,
+                        return_special_tokens_mask=True,
+                    )
+                for i in range(len(group)):
+                    yield {key: values[i] for key, values in encoded.items()}
 
 
 class ProgressCallback(TrainerCallback):

@@ -136,7 +136,7 @@ def _check_settings(
 
 def _text_source(
     *, dataset_name: str | None, repository_name: str | None
-) -> tuple[dict, Callable[[], Iterator[str]], Callable[[], int]]:
+) -> tuple[dict, Callable[[], Iterator[tuple[str, str]]], Callable[[], int]]:
     """({"dataset" or "repository": name}, a function that reads the texts afresh, one that counts them)."""
     if bool(dataset_name) == bool(repository_name):
         raise UserError("fine-tune on a dataset or on a repository: name exactly one (--dataset or --repository)")
@@ -145,7 +145,7 @@ def _text_source(
         if dataset is None:
             raise UserError(f"no dataset {dataset_name!r}")
 
-        def read() -> Iterator[str]:
+        def read() -> Iterator[tuple[str, str]]:
             return selectors.dataset_texts(dataset=dataset)
 
         # Its distinct texts are only known by reading them; a dataset is small next to a repository.
@@ -155,7 +155,7 @@ def _text_source(
         raise UserError(f"no repository {repository_name!r}")
     top, count = selectors.repository_snapshot(repository=repository)
 
-    def read() -> Iterator[str]:
+    def read() -> Iterator[tuple[str, str]]:
         return selectors.repository_texts(repository=repository, up_to_id=top)
 
     return {"repository": repository.name}, read, lambda: count

@@ -13,7 +13,7 @@ from tests.negatives.dialogues import DialogueText, read_dailydialog
 from tests.tiny_models import TEXTS, build_tiny_mlm
 
 DAILYDIALOG = SHARED_DATA / "dailydialog"
-DIALOGUE_MLM_UTTERANCES = 4000  # the fixture's training text: ~12 s on two CPU cores
+DIALOGUE_MLM_UTTERANCES = 3000  # the fixture's (context, turn) pairs: ~15 s on two CPU cores
 
 
 @pytest.fixture(scope="session")
@@ -66,47 +66,34 @@ def mlm_loss(dialogue_text):
 
 
 @pytest.fixture(scope="session")
-def dialogue_mlm_dir(
-    django_db_setup, django_db_blocker, dialogue_text, dialogue_tiny_mlm_dir, tmp_path_factory
-) -> Path:
-    """The tiny MLM fine-tuned (finetune_mlm's service, from an utterance repository) on
-    dialogue text: the first few thousand DailyDialog train utterances when present, the test
-    texts otherwise. Its predictions follow that text, as the paper's fine-tuned BERT's do.
-    The repository lives in a transaction rolled back at once."""
-    from django.db import transaction
+def dialogue_mlm_dir(dialogue_text, dialogue_tiny_mlm_dir, tmp_path_factory) -> Path:
+    """The tiny MLM fine-tuned by the training run of finetune_mlm (negatives.training) on dialogue
+    text: the first few thousand DailyDialog train turns, each with the turns before it, when
+    present; the test texts otherwise. Its predictions follow that text, as the paper's fine-tuned BERT's do. (The
+    service around it, which reads a dataset or repository, is tested in test_finetuning.py.)"""
+    import math
 
-    from annotation.models import Repository, Utterance
-    from core.text import text_hash
-    from negatives.services.finetuning import mlm_finetune
+    from negatives.manipulation import context_text
+    from negatives.mlm import MaskedLM
+    from negatives.training import mlm_train
 
-    by_hash: dict[str, str] = {}  # one text a hash, as a repository holds them
-    for text in dialogue_text.utterances:
-        by_hash.setdefault(text_hash(text), text)
-        if len(by_hash) == DIALOGUE_MLM_UTTERANCES:
-            break
-    texts = list(by_hash.values())
+    pairs = (
+        (context_text(turns[max(0, i - 3) : i]), turn)
+        for turns in dialogue_text.dialogues
+        for i, turn in enumerate(turns)
+    )
+    texts = list(dict.fromkeys(pairs))[:DIALOGUE_MLM_UTTERANCES]
+    epochs = 2 if dialogue_text.source == "dailydialog" else 40
     out = tmp_path_factory.mktemp("dialogue-mlm") / "model"
-    with django_db_blocker.unblock(), transaction.atomic():
-        repository = Repository.objects.create(name="dialogue-mlm-text")
-        Utterance.objects.bulk_create(
-            Utterance(
-                repository=repository,
-                text=text,
-                text_hash=text_hash(text),
-                n_tokens=len(text.split()),
-                source="dialogues_train.txt",
-                source_line=line,
-            )
-            for line, text in enumerate(texts, start=1)
-        )
-        mlm_finetune(
-            out=out,
-            base=dialogue_tiny_mlm_dir,
-            repository_name=repository.name,
-            epochs=2 if dialogue_text.source == "dailydialog" else 40,
-            batch_size=32,
-            learning_rate=2e-3,  # a random tiny model, not a pre-trained BERT: it has everything to learn
-            seed=0,
-        )
-        transaction.set_rollback(True)
+    mlm_train(
+        mlm=MaskedLM.load(dialogue_tiny_mlm_dir, setting="test", device="cpu"),
+        read=lambda: iter(texts),
+        folder=out,
+        steps=math.ceil(len(texts) * epochs / 32),
+        batch_size=32,
+        learning_rate=2e-3,  # a random tiny model, not a pre-trained BERT: it has everything to learn
+        mlm_probability=0.15,
+        max_length=64,
+        seed=0,
+    )
     return out

@@ -102,18 +102,41 @@ def test_dialogue_mlm_fixture_beats_its_base_on_held_out_text(
 def test_dialogue_mlm_fixture_learnt_its_text(dialogue_mlm_dir, dialogue_tiny_mlm_dir, mlm_loss, dialogue_text):
     texts = dialogue_text.utterances[:300]
     assert mlm_loss(dialogue_mlm_dir, texts) < mlm_loss(dialogue_tiny_mlm_dir, texts) - 1.0
-    assert json.loads((dialogue_mlm_dir / REPORT_FILE).read_text())["repository"] == "dialogue-mlm-text"
 
 
 @pytest.mark.django_db
-def test_dataset_texts_are_its_turns_and_ground_truths_once_each():
+def test_dataset_texts_are_its_turns_and_ground_truths_each_after_its_context_once():
     dataset = DatasetFactory()
     context = ContextFactory(dataset=dataset, turns=["Hello there.", "Hi!", "How are you?"])
     QuestionFactory(dataset=dataset, context=context, ground_truth="Fine, thanks.")
+    QuestionFactory(dataset=dataset, context=context, ground_truth="Good, and you?")
     QuestionFactory(dataset=dataset, context=ContextFactory(dataset=dataset, turns=["Hi!", "  "]), ground_truth="Hi!")
     QuestionFactory(ground_truth="Another dataset's text.")
     texts = list(selectors.dataset_texts(dataset=dataset))
-    assert texts == ["Hello there.", "Hi!", "How are you?", "Fine, thanks."]
+    assert texts == [
+        ("", "Hello there."),
+        ("Hello there.", "Hi!"),
+        ("Hello there. Hi!", "How are you?"),
+        ("Hello there. Hi! How are you?", "Fine, thanks."),
+        ("Hello there. Hi! How are you?", "Good, and you?"),
+        ("", "Hi!"),
+        ("Hi!", "Hi!"),
+    ]
+
+
+@pytest.mark.django_db
+def test_repository_texts_come_after_the_lines_before_them_in_the_same_file():
+    first = UtteranceFactory(text="One.", source="a.txt", source_line=1)
+    repository = first.repository
+    for text, source, line in [("Two.", "a.txt", 2), ("Far.", "a.txt", 9), ("Other file.", "b.txt", 10)]:
+        UtteranceFactory(repository=repository, text=text, source=source, source_line=line)
+    top, _ = selectors.repository_snapshot(repository=repository)
+    assert list(selectors.repository_texts(repository=repository, up_to_id=top)) == [
+        ("", "One."),
+        ("One.", "Two."),
+        ("", "Far."),
+        ("", "Other file."),
+    ]
 
 
 @pytest.mark.django_db
@@ -121,7 +144,7 @@ def test_repository_texts_stop_at_the_snapshot():
     first = UtteranceFactory(text="One.")
     top, count = selectors.repository_snapshot(repository=first.repository)
     UtteranceFactory(repository=first.repository, text="Added during the run.")
-    assert (count, list(selectors.repository_texts(repository=first.repository, up_to_id=top))) == (1, ["One."])
+    assert (count, list(selectors.repository_texts(repository=first.repository, up_to_id=top))) == (1, [("", "One.")])
 
 
 def test_the_stream_is_shuffled_whole():
