@@ -20,6 +20,7 @@ from annotation.rules import (
     decide_ground_truth,
     plan_questions,
 )
+from core.errors import UserError
 
 
 def question_open_candidates(*, question_id: int, dataset: Dataset, rules: FilterRules) -> list[int]:
@@ -86,6 +87,17 @@ def _question_score_counts(*, question_id: int, rules: FilterRules) -> list[dict
             }
             for pk, is_ground_truth, n, acceptable, ungrammatical, low in cursor.fetchall()
         ]
+
+
+def testset_dataset_get(*, name: str, adds: str) -> Dataset:
+    """The test-set dataset ``name``, to which a service ``adds`` something ("retrieved
+    candidates"); an unknown name or a rating dataset is a UserError."""
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        raise UserError(f"no dataset {name!r}")
+    if dataset.is_rating:
+        raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no {adds}")
+    return dataset
 
 
 def filter_rules_current() -> FilterRules:

@@ -240,7 +240,13 @@ def provenance_summary(candidate: Candidate) -> str:
     return "; ".join(part for part in (p.get("method", ""), p.get("model_version", ""), settings, edits) if part)
 
 
-class CandidateInline(admin.TabularInline):
+class ProvenanceColumn:
+    @admin.display(description="how it was made")
+    def how_made(self, obj):
+        return provenance_summary(obj)
+
+
+class CandidateInline(ProvenanceColumn, admin.TabularInline):
     model = Candidate
     extra = 0
     fields = [
@@ -264,10 +270,6 @@ class CandidateInline(admin.TabularInline):
     def n_scores(self, obj):
         return obj.score_count
 
-    @admin.display(description="how it was made")
-    def how_made(self, obj):
-        return provenance_summary(obj)
-
 
 @admin.register(Question)
 class QuestionAdmin(ReadOnlyAdmin):
@@ -285,7 +287,7 @@ class QuestionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(ReadOnlyAdmin):
+class CandidateAdmin(ProvenanceColumn, ReadOnlyAdmin):
     list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "retrieval_score", "rank"]
     list_filter = ["source", "is_ground_truth", "question__dataset"]
     search_fields = ["text"]
@@ -305,10 +307,6 @@ class CandidateAdmin(ReadOnlyAdmin):
         "provenance",
         "created_at",
     ]
-
-    @admin.display(description="how it was made")
-    def how_made(self, obj):
-        return provenance_summary(obj)
 
     @admin.display(description="text")
     def short_text(self, obj):

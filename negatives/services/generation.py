@@ -16,7 +16,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.db.models.functions import Trim
 
-from annotation.models import Candidate, CandidateSource, Dataset, Question, QuestionWork, Turn
+from annotation.models import Candidate, CandidateSource, Question, QuestionWork, Turn
+from annotation.selectors import testset_dataset_get
 from annotation.services.assignment import work_refresh
 from core.errors import UserError
 from core.services.jobs import JobProgress
@@ -61,11 +62,7 @@ def negatives_generate(
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
-    dataset = Dataset.objects.filter(name=dataset_name).first()
-    if dataset is None:
-        raise UserError(f"no dataset {dataset_name!r}")
-    if dataset.is_rating:
-        raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no false candidates")
+    dataset = testset_dataset_get(name=dataset_name, adds="false candidates")
     settings_check(settings)
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
     empty = list(originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:10])

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
-from annotation.models import Candidate, CandidateSource, Dataset, Question, Repository, Turn, Utterance
+from annotation.models import Candidate, CandidateSource, Question, Repository, Turn, Utterance
+from annotation.selectors import testset_dataset_get
 from annotation.services.attention_checks import dataset_check_repository_adopt
 from core.errors import UserError
 from core.services.jobs import JobProgress
@@ -63,11 +64,7 @@ def pools_build(
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
-    dataset = Dataset.objects.filter(name=dataset_name).first()
-    if dataset is None:
-        raise UserError(f"no dataset {dataset_name!r}")
-    if dataset.is_rating:
-        raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no retrieved candidates")
+    dataset = testset_dataset_get(name=dataset_name, adds="retrieved candidates")
     repository = Repository.objects.filter(name=repository_name).first()
     if repository is None:
         raise UserError(f"no repository {repository_name!r}")
