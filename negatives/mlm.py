@@ -7,14 +7,11 @@ sequences would otherwise materialise gigabytes of logits).
 """
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import UserError
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 
 @dataclass
@@ -24,14 +21,6 @@ class Sequence:
     input_ids: list[int]
     token_type_ids: list[int] | None
     positions: list[int]
-
-
-def resolve_device(device: str | None) -> str:
-    if device:
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class MaskedLM:
@@ -85,15 +74,10 @@ class MaskedLM:
             raise UserError(f"{setting}: the tokenizer in {folder} has no mask token; a masked LM needs one")
         if not tokenizer.is_fast:
             raise UserError(f"{setting}: the tokenizer in {folder} is not a fast tokenizer (word boundaries need one)")
-        import torch
-
         device = resolve_device(device)
-        torch_dtype = torch.float32
-        if device.startswith("cuda") and dtype in ("auto", "bfloat16"):
-            torch_dtype = torch.bfloat16
-        elif device.startswith("cuda") and dtype == "float16":
-            torch_dtype = torch.float16
-        model = AutoModelForMaskedLM.from_pretrained(folder, local_files_only=True, dtype=torch_dtype)
+        model = AutoModelForMaskedLM.from_pretrained(
+            folder, local_files_only=True, **dtype_kwargs(resolve_dtype(dtype, device))
+        )
         model = model.to(device).eval()
         return cls(model, tokenizer, path=str(folder), version=model_version(folder), device=device)
 

@@ -1,37 +1,16 @@
 """Systems -> scorers. A worker process loads each system's model once and keeps it."""
 
 import logging
-import os
 import threading
+
+from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
 from .plugin import PluginScorer
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 logger = logging.getLogger(__name__)
 _cache: dict[tuple, object] = {}
 _lock = threading.Lock()
-
-
-def resolve_device(device: str | None = None) -> str:
-    if device:
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def resolve_dtype(dtype: str, device: str):
-    """auto: bfloat16 (float16 without bf16 support) on a GPU, float32 on a CPU. A CPU always gets float32."""
-    import torch
-
-    if not device.startswith("cuda"):
-        return torch.float32
-    if dtype == "auto":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
 
 
 def load_model(*, kind: str, checkpoint: str, tokenizer_path: str = "", dtype: str = "auto", device: str | None = None):
@@ -46,12 +25,7 @@ def load_model(*, kind: str, checkpoint: str, tokenizer_path: str = "", dtype: s
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
-    import transformers
-
-    # transformers 4.56 renamed from_pretrained's torch_dtype to dtype (and deprecates the old name)
-    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
-    dtype_kwarg = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-    model = auto.from_pretrained(checkpoint, local_files_only=True, **{dtype_kwarg: torch_dtype}).to(device).eval()
+    model = auto.from_pretrained(checkpoint, local_files_only=True, **dtype_kwargs(torch_dtype)).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_path or checkpoint, local_files_only=True)
     return model, tokenizer
 
