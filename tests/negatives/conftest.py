@@ -73,15 +73,11 @@ def dialogue_mlm_dir(dialogue_text, dialogue_tiny_mlm_dir, tmp_path_factory) -> 
     service around it, which reads a dataset or repository, is tested in test_finetuning.py.)"""
     import math
 
-    from negatives.manipulation import context_text
+    from negatives.manipulation import dialogue_pairs
     from negatives.mlm import MaskedLM
     from negatives.training import mlm_train
 
-    pairs = (
-        (context_text(turns[max(0, i - 3) : i]), turn)
-        for turns in dialogue_text.dialogues
-        for i, turn in enumerate(turns)
-    )
+    pairs = (pair for turns in dialogue_text.dialogues for pair in dialogue_pairs(turns))
     texts = list(dict.fromkeys(pairs))[:DIALOGUE_MLM_UTTERANCES]
     epochs = 2 if dialogue_text.source == "dailydialog" else 40
     out = tmp_path_factory.mktemp("dialogue-mlm") / "model"

@@ -226,3 +226,15 @@ def test_a_batch_gives_what_each_response_gives_alone(mlm):
         [alone] = manipulate(mlm, item, threshold=0.0, per_question=2)
         assert [w.score for w in result.words] == pytest.approx([w.score for w in alone.words], abs=1e-4)
         assert [n.text for n in result.negatives] == [n.text for n in alone.negatives]
+
+
+def test_each_turn_of_a_dialogue_is_paired_with_up_to_three_turns_before_it():
+    from negatives.manipulation import dialogue_pairs
+
+    assert list(dialogue_pairs(["A.", "B.", " ", "C.", "D."])) == [
+        ("", "A."),
+        ("A.", "B."),
+        ("A. B.", " "),
+        ("A. B.", "C."),  # a blank turn counts among the three and adds nothing
+        ("B. C.", "D."),
+    ]
