@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluation.metrics.reference import WordNetMissing, load_wordnet  # noqa: E402
+from core.wordnet import WordNetMissing, load_wordnet  # noqa: E402
 from evaluation.metrics.response_correlation import (  # noqa: E402
     DEFAULT_EXCLUDE,
     RESPONSE_METRICS,

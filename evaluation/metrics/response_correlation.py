@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from core.wordnet import load_wordnet
 from evaluation.human import RatedResponse, read_zhao
-from evaluation.metrics.reference import load_wordnet, meteor, rouge_l, sentence_bleu
+from evaluation.metrics.reference import meteor, rouge_l, sentence_bleu
 
 RESPONSE_METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L")
 DEFAULT_EXCLUDE = frozenset({"ground-truth"})

@@ -29,9 +29,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from scipy import stats
 
+from core.wordnet import WordNetMissing
 from evaluation.human import system_human_scores
 from evaluation.metrics.correlation import METHODS, split_half_bound
-from evaluation.metrics.reference import METRICS, WordNetMissing, system_scores
+from evaluation.metrics.reference import METRICS, system_scores
 from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
 from evaluation.report import CHOSEN, box_plot_svg, correlation_table, random_trial_correlations
 from evaluation.selectors_campaign import campaign_rated_contexts, campaign_responses

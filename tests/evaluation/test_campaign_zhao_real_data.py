@@ -3,8 +3,8 @@ Table 3 is the one zhao_reference_report computes straight from the file."""
 
 import pytest
 
+from core.wordnet import WORDNET_INSTALL_HINT, wordnet_available
 from evaluation.human import NON_SYSTEMS
-from evaluation.metrics.reference import WORDNET_INSTALL_HINT, wordnet_available
 from evaluation.models import Campaign, GeneratedResponse, ResponseRating, System
 from evaluation.report import zhao_reference_report
 from evaluation.services.campaign_report import campaign_report_refresh

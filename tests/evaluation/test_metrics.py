@@ -2,18 +2,15 @@ import math
 
 import pytest
 
+from core.wordnet import WORDNET_INSTALL_HINT, WordNetMissing, load_wordnet, wordnet_available
 from evaluation.metrics import reference
 from evaluation.metrics.reference import (
-    WORDNET_INSTALL_HINT,
-    WordNetMissing,
     corpus_bleu,
-    load_wordnet,
     meteor,
     rouge_l,
     sentence_bleu,
     system_scores,
     tokenize,
-    wordnet_available,
 )
 
 

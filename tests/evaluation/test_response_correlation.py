@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from core.wordnet import WORDNET_INSTALL_HINT, load_wordnet, wordnet_available
 from evaluation.human import RatedResponse
-from evaluation.metrics.reference import WORDNET_INSTALL_HINT, load_wordnet, wordnet_available
 from evaluation.metrics.response_correlation import (
     RESPONSE_METRICS,
     correlate_responses,

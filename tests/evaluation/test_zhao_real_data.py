@@ -6,9 +6,9 @@ from collections import defaultdict
 import pytest
 from django.core.management import call_command
 
+from core.wordnet import WORDNET_INSTALL_HINT, wordnet_available
 from evaluation.human import NON_SYSTEMS, generation_systems, ratings_by_system, read_zhao, system_human_scores
 from evaluation.metrics.correlation import split_half_bound
-from evaluation.metrics.reference import WORDNET_INSTALL_HINT, wordnet_available
 
 pytestmark = pytest.mark.shared_data
 

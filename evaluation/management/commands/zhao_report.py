@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.wordnet import WordNetMissing
 from evaluation.human import HumanRatingsError
-from evaluation.metrics.reference import WordNetMissing
 from evaluation.report import text_table, zhao_reference_report
 
 
