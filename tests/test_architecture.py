@@ -10,7 +10,7 @@ import grimp
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ["core", "annotation", "crowd", "retrieval", "negatives", "evaluation"]
+PACKAGES = ["core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation"]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -163,7 +163,7 @@ def test_the_providers_own_modules_may_compare_providers(project_copy):
     assert provider_branches(project_copy) == []
 
 
-LAYER = {"core": 0, "annotation": 1, "crowd": 2, "retrieval": 2, "negatives": 2, "evaluation": 3}
+LAYER = {"core": 0, "annotation": 1, "crowd": 2, "retrieval": 2, "negatives": 2, "pairs": 2, "evaluation": 3}
 
 
 def test_foreign_keys_between_apps_point_down_the_layers():

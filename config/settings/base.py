@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "crowd",
     "retrieval",
     "negatives",
+    "pairs",
     "evaluation",
 ]
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PairsConfig(AppConfig):
+    name = "pairs"
+    verbose_name = "Contrastive response pairs"

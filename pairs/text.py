@@ -1,0 +1,53 @@
+"""Words of a response with their character spans, for rules that replace one word in place.
+
+Dialogue corpora come in two spellings: plain text ("I don't know.") and tokenised text with
+spaces around punctuation and split contractions (DailyDialog: "I don ’ t know ."). Rules work on
+spans of the original string and splice replacements into it, so either spelling is kept as is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
+_SENTENCE_END = frozenset(".?!")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @property
+    def is_word(self) -> bool:
+        return self.text[0].isalnum()
+
+
+def tokens(text: str) -> list[Token]:
+    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def sentences(text: str) -> list[list[Token]]:
+    """Tokens split after each run of sentence-final punctuation (``.``, ``?``, ``!``)."""
+    out: list[list[Token]] = []
+    current: list[Token] = []
+    for i, token in enumerate(text_tokens := tokens(text)):
+        current.append(token)
+        nxt = text_tokens[i + 1] if i + 1 < len(text_tokens) else None
+        if token.text in _SENTENCE_END and (nxt is None or nxt.text not in _SENTENCE_END):
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def splice(text: str, start: int, end: int, replacement: str) -> tuple[str, tuple[int, int]]:
+    """``text`` with ``[start, end)`` replaced; returns the new text and the replacement's span in it."""
+    return text[:start] + replacement + text[end:], (start, start + len(replacement))
