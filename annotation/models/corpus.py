@@ -157,6 +157,7 @@ class CandidateSource(models.TextChoices):
     PERTURBED = "perturbed", "perturbed ground truth"
     IMPORTED = "imported", "imported"
     MANUAL = "manual", "written by hand"
+    CONTRASTIVE = "contrastive", "contrastive pair (a minimal edit of the ground truth)"
 
 
 class Candidate(models.Model):
