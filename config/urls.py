@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("evaluation.urls")),
     path("", include("annotation.urls")),
     path("", include("crowd.urls")),
+    path("", include("pairs.urls")),
     path("", include("core.urls")),
 ]

@@ -87,12 +87,12 @@ class Pair(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    candidate = models.OneToOneField(
+    candidate = models.ForeignKey(
         "annotation.Candidate",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
-        related_name="contrastive_pair",
+        related_name="contrastive_pairs",
         help_text="The incorrect response as a candidate of the question, when sent to annotators.",
     )
     annotator_verdict = models.CharField(max_length=24, choices=AnnotatorVerdict.choices, default="", blank=True)

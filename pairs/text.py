@@ -51,3 +51,21 @@ def sentences(text: str) -> list[list[Token]]:
 def splice(text: str, start: int, end: int, replacement: str) -> tuple[str, tuple[int, int]]:
     """``text`` with ``[start, end)`` replaced; returns the new text and the replacement's span in it."""
     return text[:start] + replacement + text[end:], (start, start + len(replacement))
+
+
+def edit_spans(correct: str, incorrect: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The smallest whole-word spans outside which the two texts are the same: what a reviewer's
+    edit or a hand-made pair changed, for highlighting."""
+    limit = min(len(correct), len(incorrect))
+    prefix = 0
+    while prefix < limit and correct[prefix] == incorrect[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and correct[-1 - suffix] == incorrect[-1 - suffix]:
+        suffix += 1
+    # widen to word boundaries: "cat" -> "car" highlights the word, not the last letter
+    while prefix > 0 and correct[prefix - 1].isalnum():
+        prefix -= 1
+    while suffix > 0 and correct[len(correct) - suffix].isalnum():
+        suffix -= 1
+    return (prefix, len(correct) - suffix), (prefix, len(incorrect) - suffix)

@@ -1,0 +1,1 @@
+"""The pair rules, one class per pair type behind :class:`pairs.edits.EditRule`."""
