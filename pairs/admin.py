@@ -105,7 +105,10 @@ class PairSetAdmin(CheckedInputAdmin):
         response["Content-Disposition"] = f'attachment; filename="{pair_set.name}.jsonl"'
         return response
 
-    @admin.action(description="Send the incorrect responses to annotators (as candidates of their questions)")
+    @admin.action(
+        description="Send the incorrect responses to annotators (as candidates of their questions)",
+        permissions=["change"],
+    )
     def send_to_annotators(self, request, queryset):
         for pair_set in queryset:
             try:
@@ -119,7 +122,7 @@ class PairSetAdmin(CheckedInputAdmin):
                 f"in {report['questions']} questions",
             )
 
-    @admin.action(description="Apply the filter rules to the annotators' scores of sent pairs")
+    @admin.action(description="Apply the filter rules to the annotators' scores of sent pairs", permissions=["change"])
     def refresh_verdicts(self, request, queryset):
         for pair_set in queryset:
             counts = pair_verdicts_refresh(pair_set=pair_set)

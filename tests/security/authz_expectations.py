@@ -108,6 +108,12 @@ EXPECTATIONS: dict[str, Expect] = {
     "campaign-report": staff_page(),
     "campaign-report-json": staff_page(),
     "campaign-recompute": staff_action(),
+    # -- pairs: the researcher's review of contrastive pairs (an empty decision is refused: 400)
+    "pairs": staff_page(),
+    "pairs-review": staff_page(),
+    "pairs-review-submit": Expect(
+        get=staff_only(FORBIDDEN, researcher=NOT_ALLOWED), post=staff_only(FORBIDDEN, researcher=BAD)
+    ),
     # -- core: jobs and the health check
     "healthz": same(everyone(OK)),
     "job-list": staff_page(),
@@ -145,6 +151,9 @@ EXPECTATIONS: dict[str, Expect] = {
     "admin:annotation_dataset_build": permission_page(read="researcher"),
     "admin:annotation_dataset_pools": permission_page(read="researcher"),
     "admin:annotation_dataset_negatives": permission_page(read="researcher"),
+    "admin:annotation_dataset_pairs": permission_page(read="researcher"),
+    "admin:pairs_pairset_import": permission_page(read="researcher"),
+    "admin:pairs_pairset_export": permission_page(read="viewer"),
     "admin:annotation_score_import": permission_page(read="researcher"),
     "admin:annotation_testset_download": permission_page(read="viewer"),
     "admin:crowd_crowdbatch_plan": permission_page(read="viewer", write="researcher"),
@@ -180,6 +189,9 @@ ADMIN_MODELS: dict[str, str] = {
     "retrieval/retrievalindex": "d",
     "retrieval/questionretrieval": "d",
     "negatives/questiongeneration": "d",
+    "pairs/pairset": "cd",  # built or imported, never added by hand
+    "pairs/pair": "d",
+    "pairs/questionbuild": "d",
     "evaluation/campaign": "acd",
     "evaluation/randomtrialresult": "d",
     "evaluation/generation": "ad",

@@ -103,6 +103,7 @@ def url_values(world: World) -> dict[str, object]:
         "id": world.users["annotator_a"].pk,  # admin/auth/user/<id>/password/
         "kind": "tsv",  # admin/annotation/testset/<pk>/download/<kind>/
         "content_type_id": world.values["content_type_id"],
+        "pair_id": world.values["pair_id"],
     }
 
 
@@ -114,7 +115,9 @@ def _kwarg(route: Route, name: str, world: World) -> object:
             "crowd-link": world.values["link_token"],
             "crowd-link-next": world.values["link_token"],
         }[route.key]
-    if name == "name":  # a dataset's name on the dashboard, a campaign's under /campaigns/
+    if name == "name":  # a dataset's name on the dashboard, a campaign's under /campaigns/, a pair set's
+        if route.key.startswith("pairs-"):
+            return world.values["pair_set"]
         return world.values["campaign"] if route.key.startswith("campaign-") else world.values["dataset_a"].name
     if name in ("pk", "object_id"):
         model = route.route.split("/")[1:3]

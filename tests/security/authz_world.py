@@ -24,6 +24,7 @@ from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
 from evaluation.models import Campaign, Evaluation, RandomTrialResult
 from negatives.models import QuestionGeneration
+from pairs.models import Pair, PairSet, QuestionBuild
 from retrieval.models import QuestionRetrieval, RetrievalIndex
 from tests.factories import (
     AnnotatorFactory,
@@ -126,6 +127,21 @@ def _release(world: World) -> None:
     )
     pool = QuestionRetrieval.objects.create(question=questions[0], repository=repository, status="done", pool_size=4)
     generation_outcome = QuestionGeneration.objects.create(question=questions[0], setup="authz", outcome="generated")
+    pair_set = PairSet.objects.create(name="authz-pairs", dataset=dataset)
+    pair = Pair.objects.create(
+        pair_set=pair_set,
+        question=questions[0],
+        context=["Is the museum open?"],
+        correct="It opens at nine.",
+        incorrect="It closes at nine.",
+        type="content",
+        correct_start=3,
+        correct_end=8,
+        incorrect_start=3,
+        incorrect_end=9,
+        key="authz",
+    )
+    build = QuestionBuild.objects.create(pair_set=pair_set, question=questions[0], outcomes={"content": "generated"})
     system = SystemFactory(name="authz-system")
     evaluation = Evaluation.objects.create(testset=testset, system=system, status="succeeded")
     generation = GenerationFactory(system=system)
@@ -149,6 +165,9 @@ def _release(world: World) -> None:
             "retrieval.retrievalindex": index,
             "retrieval.questionretrieval": pool,
             "negatives.questiongeneration": generation_outcome,
+            "pairs.pairset": pair_set,
+            "pairs.pair": pair,
+            "pairs.questionbuild": build,
             "evaluation.system": system,
             "evaluation.evaluation": evaluation,
             "evaluation.generation": generation,
@@ -158,7 +177,15 @@ def _release(world: World) -> None:
             "core.job": job,
         }
     )
-    world.values.update({"job_id": job.pk, "campaign": campaign.name, "testset_id": testset.pk})
+    world.values.update(
+        {
+            "job_id": job.pk,
+            "campaign": campaign.name,
+            "testset_id": testset.pk,
+            "pair_set": pair_set.name,
+            "pair_id": pair.pk,
+        }
+    )
 
 
 def _crowd(world: World) -> None:
