@@ -6,7 +6,7 @@ from annotation.models import Candidate, CandidateSource
 from core.errors import UserError
 from pairs.models import AnnotatorVerdict, PairSet, Review
 from pairs.services.annotators import pair_verdicts_refresh, pairs_send_to_annotators
-from tests.factories import AnnotatorFactory, CandidateFactory, ScoreFactory
+from tests.factories import AnnotatorFactory, ScoreFactory
 
 pytestmark = pytest.mark.django_db
 
