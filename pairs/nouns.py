@@ -44,7 +44,7 @@ STOP_WORDS = frozenset(
     kind kinds sort lot lots bit couple course deal way ways part matter case fact sense plenty front
     today tonight tomorrow yesterday home right back second half
     hundred hundreds thousand thousands million millions dozen
-    sounds excuse favorite favourite current
+    sound sounds excuse favorite favourite current
     """.split()
 )
 

@@ -23,7 +23,10 @@ the tokens around w_i (``<s>`` / ``</s>`` at the ends of the response):
 - equally likely (EL): argmin_v [log P(v|w_{i-1}) / P(w_i|w_{i-1})]^2 + [log P(w_{i+1}|v) / P(w_{i+1}|w_i)]^2
 - most likely (ML): argmax_v log P(v|w_{i-1}) + log P(w_{i+1}|v)
 
-Both are computed over V at once from the bigram model's rows and columns. ``per_question`` k
+Both are computed over V at once from the bigram model's rows and columns. Going down the ranking,
+a v too close in meaning to w_i is passed over (WordNet path similarity >= ``max_similarity``:
+a synonym, hypernym or hyponym, "minute" for "moment"), since the edit must change what the
+response says. ``per_question`` k
 gives the k best v per criterion, all at the same w_i. Subtype ``noun`` or ``noun_plural`` (the
 number of w_i). v takes w_i's capitalisation; only w_i's characters change.
 """
@@ -49,6 +52,7 @@ _NOT_NOUN_BEFORE = frozenset(
 # After it, these make it a verb ("book a table", "call me") or an adjective ("the red one"); not
 # "you"/"it"/"that", which start relative clauses after nouns ("the car you bought").
 _NOT_NOUN_AFTER = frozenset("a an the my your his our their me him us them it one ones".split())
+_FIXED_BEFORE = frozenset({"ago"})  # "an hour ago": only a duration fits
 # After a number above one a singular form is an invariant noun ("300 yuan"): V has no such plurals.
 _NUMBERS = frozenset(
     "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred".split()
@@ -69,6 +73,7 @@ class ContentWordRule(EditRule):
         criteria: Sequence[str] = Criterion.ALL,
         min_count: int = 2,
         name_share: float = 0.5,
+        max_similarity: float = 0.5,
     ):
         unknown = set(criteria) - set(Criterion.ALL)
         if unknown or not criteria:
@@ -78,6 +83,7 @@ class ContentWordRule(EditRule):
         self.criteria = tuple(c for c in Criterion.ALL if c in criteria)
         self.min_count = min_count
         self.name_share = name_share
+        self.max_similarity = max_similarity
         self._digest = lm.digest()
 
         words = [
@@ -98,7 +104,7 @@ class ContentWordRule(EditRule):
     def version(self) -> str:
         return (
             f"ContentWordRule(lm={self._digest[:12]},{self.lexicon.version()},"
-            f"min_count={self.min_count},name_share={self.name_share},criteria={'+'.join(self.criteria)})"
+            f"min_count={self.min_count},name_share={self.name_share},max_similarity={self.max_similarity},criteria={'+'.join(self.criteria)})"
         )
 
     # ----------------------------------------------------------------------------- nouns
@@ -117,7 +123,7 @@ class ContentWordRule(EditRule):
             word = normalise(token.text)
             if (token.text[0].isupper() and not sentence_start) or self._is_name(word):
                 continue
-            if before in _NOT_NOUN_BEFORE or after in _NOT_NOUN_AFTER:
+            if before in _NOT_NOUN_BEFORE or after in _NOT_NOUN_AFTER or after in _FIXED_BEFORE:
                 continue
             if (before.isdigit() or before in _NUMBERS) and not self.lexicon.is_plural(word):
                 continue
@@ -168,10 +174,17 @@ class ContentWordRule(EditRule):
             log_following_after_v - log_following_after_word
         ) ** 2
 
-    def best(self, scores: np.ndarray, criterion: str, k: int) -> np.ndarray:
-        """Indices of the k best scores (ties: the earlier, i.e. alphabetical, V entry)."""
+    def best(self, word: str, scores: np.ndarray, candidates: np.ndarray, criterion: str, k: int) -> list[int]:
+        """Indices of the k best scores (ties: the earlier, i.e. alphabetical, V entry), passing over
+        nouns too close in meaning to w_i to change what the response says."""
         key = scores if criterion == Criterion.EQUALLY_LIKELY else -scores
-        return np.lexsort((np.arange(len(key)), key))[:k]
+        chosen = []
+        for j in np.lexsort((np.arange(len(key)), key)):
+            if self.lexicon.similarity(word, self.vocabulary[candidates[j]]) < self.max_similarity:
+                chosen.append(int(j))
+                if len(chosen) == k:
+                    break
+        return chosen
 
     # ----------------------------------------------------------------------------- the rule
     def propose(
@@ -200,7 +213,7 @@ class ContentWordRule(EditRule):
         edits = []
         for criterion in self.criteria:
             values = self.scores(word, previous, following, criterion, candidates)
-            for j in self.best(values, criterion, per_question):
+            for j in self.best(word, values, candidates, criterion, per_question):
                 replacement = _cased(self.vocabulary[candidates[j]], target.text)
                 incorrect, incorrect_span = splice(response, target.start, target.end, replacement)
                 details = {

@@ -13,7 +13,10 @@ NOUNS = {"car", "bus", "dog", "cake", "hat", "pen", "egg", "apple", "tom", "book
 
 
 class TableLexicon:
-    """The nouns above; a plural is a listed noun plus "s"."""
+    """The nouns above; a plural is a listed noun plus "s"; ``close`` pairs are near-synonyms."""
+
+    def __init__(self, close=()):
+        self.close = {frozenset(pair) for pair in close}
 
     def version(self):
         return "table"
@@ -33,7 +36,9 @@ class TableLexicon:
         return frozenset({word, word[:-1]}) if self.is_plural(word) else frozenset({word})
 
     def similarity(self, a, b):
-        return 1.0 if self.lemmas(a) & self.lemmas(b) else 0.0
+        if self.lemmas(a) & self.lemmas(b):
+            return 1.0
+        return 0.9 if frozenset((a.lower(), b.lower())) in self.close else 0.0
 
 
 REPOSITORY = (
@@ -231,6 +236,13 @@ def test_per_question_gives_the_best_k_per_criterion(rule):
     ml = replacement(outcome, Criterion.MOST_LIKELY)
     assert el == ["hat", "cake"]  # EL 0.07, then 0.61 (see the hand computation)
     assert ml == ["cake", "hat"]
+
+
+def test_a_replacement_close_in_meaning_to_the_noun_is_passed_over(lm):
+    rule = ContentWordRule(lm, TableLexicon(close=[("car", "hat")]))
+    outcome = propose(rule, "I like the car .")
+    assert replacement(outcome, Criterion.EQUALLY_LIKELY) == ["cake"]  # hat (EL 0.07) is too close
+    assert replacement(outcome, Criterion.MOST_LIKELY) == ["cake"]
 
 
 def test_only_the_chosen_criteria_are_proposed(lm):
