@@ -8,6 +8,7 @@ response with the character spans that changed; when it can propose none it says
 
 from __future__ import annotations
 
+import hashlib
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -62,3 +63,10 @@ class EditRule(ABC):
     def version(self) -> str:
         """What the rule's output depends on besides its input (table versions, model digests)."""
         return type(self).__name__
+
+
+def rule_rng(*, seed: int, rule_type: str, context: Sequence[str], response: str) -> random.Random:
+    """The generator a rule draws from for one dialogue: seeded by its texts, not database ids, so
+    the same dialogue gets the same edits in any database and any batch."""
+    texts = "\n".join([str(seed), rule_type, *context, response])
+    return random.Random(int(hashlib.sha256(texts.encode()).hexdigest()[:16], 16))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import traceback
 from collections import Counter
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ from annotation.models import Question, Repository, Turn
 from annotation.selectors import testset_dataset_get
 from core.errors import UserError
 from core.services.jobs import JobProgress
-from pairs.edits import Criterion, Edit, EditRule, PairType
+from pairs.edits import Criterion, Edit, EditRule, PairType, rule_rng
 from pairs.models import Pair, PairSet, QuestionBuild
 from pairs.services.rule_setup import RuleInputs, rules_build
 
@@ -141,11 +140,6 @@ def pairs_build(*, pair_set: PairSet, progress: JobProgress | None = None, batch
     )
     PairSet.objects.filter(pk=pair_set.pk).update(report=report)
     return report
-
-
-def rule_rng(*, seed: int, rule_type: str, context: Sequence[str], response: str) -> random.Random:
-    texts = "\n".join([str(seed), rule_type, *context, response])
-    return random.Random(int(hashlib.sha256(texts.encode()).hexdigest()[:16], 16))
 
 
 def _build_batch(pair_set, batch, *, rules: list[EditRule], seed: int, per_question: int) -> list[QuestionBuild]:
