@@ -2,6 +2,7 @@
 the report ranks the systems by pair correctness (Table 3) and breaks it down by pair type."""
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from core.models import Job, JobStatus
@@ -182,3 +183,18 @@ def test_a_pair_evaluation_is_started_from_the_admin(admin_client, campaign, sen
     # and the changelist shows it
     html = admin_client.get(reverse("admin:evaluation_pairevaluation_changelist")).content.decode()
     assert "shortest" in html and "okano" in html
+
+
+def test_the_campaign_command_creates_a_campaign_ranked_by_pairs_alone(campaign):
+    # when a campaign is created with a pair set and no test set
+    call_command("campaign", "create", "pairs-only", "--pair-set", "okano", "--system", "shortest")
+    # then its systems are ranked on the pairs
+    created = Campaign.objects.get(name="pairs-only")
+    assert (created.pair_set.name, created.testset, [s.name for s in created.systems.all()]) == (
+        "okano",
+        None,
+        ["shortest"],
+    )
+    # and an unknown pair set is refused
+    with pytest.raises(CommandError, match="no pair set 'nope'"):
+        call_command("campaign", "create", "other", "--pair-set", "nope")
