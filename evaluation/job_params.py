@@ -1,6 +1,6 @@
 """The evaluation app's job kinds and their typed parameters (core.job_registry).
 
-All three score or generate with a system's model: they go to the gpu queue (a worker without a
+All of them score or generate with a system's model: they go to the gpu queue (a worker without a
 GPU runs them on its CPU).
 """
 
@@ -19,6 +19,17 @@ class EvaluateParams(JobParams):
     evaluation_id: int
     batch_questions: int = 256  # questions per committed batch
     device: str | None = None  # cuda, cuda:1, cpu; None: a GPU when there is one
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluatePairsParams(JobParams):
+    kind: ClassVar[str] = "evaluate_pairs"
+    label: ClassVar[str] = "evaluate a system on contrastive pairs"
+    queue: ClassVar[str] = "gpu"
+
+    evaluation_id: int  # a PairEvaluation
+    batch_pairs: int = 256  # pairs per committed batch (two responses each)
+    device: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,12 +1,13 @@
 """The ranking report from plain data: Table 3 and Figure 2 of Sato et al. (2020).
 
 :func:`correlation_table` takes plain mappings (per-system human scores, CHOSEN accuracies with their
-CIs, reference-based metric scores, the per-trial correlations of the RANDOM test sets, the
-split-half bound) and returns a JSON-able dict. Its rows are CHOSEN accuracy, RANDOM (mean and range
-over trials), BLEU-1, BLEU-2, METEOR, ROUGE-L and the human split-half bound; its columns Spearman
-and Kendall, each with the p-value and the bootstrap CI where there is one. Every part is optional:
-rows without data are left out. :func:`html_rows` and :func:`text_table` render it;
-:func:`box_plot_svg` draws Figure 2 (RANDOM trial correlations as box plots, CHOSEN as a dot).
+CIs, correctness on contrastive pairs, reference-based metric scores, the per-trial correlations of
+the RANDOM test sets, the split-half bound) and returns a JSON-able dict. Its rows are CHOSEN
+accuracy, RANDOM (mean and range over trials), pair correctness, BLEU-1, BLEU-2, METEOR, ROUGE-L and
+the human split-half bound; its columns Spearman and Kendall, each with the p-value and the bootstrap
+CI where there is one. Every part is optional: rows without data are left out. :func:`html_rows`
+and :func:`text_table` render it; :func:`box_plot_svg` draws Figure 2 (RANDOM trial correlations as
+box plots, CHOSEN as a dot).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from evaluation.metrics.correlation import METHODS, SplitHalf, aligned, correlat
 from evaluation.metrics.reference import METRICS
 
 CHOSEN = "CHOSEN accuracy"
+PAIRS = "Pair correctness"
 RANDOM = "RANDOM accuracy"
 SPLIT_HALF = "Human (split-half)"
 SPLIT_HALF_FIELDS = ("mean", "std", "min", "max", "trials", "distinct_splits", "annotators")
@@ -58,6 +60,7 @@ def correlation_table(
     *,
     human: Mapping[str, float],
     chosen_accuracy: Mapping[str, float | Mapping] | None = None,
+    pair_correctness: Mapping[str, float | Mapping] | None = None,
     metric_scores: Mapping[str, Mapping[str, float]] | None = None,
     random_correlations: Sequence[Mapping[str, float]] | None = None,
     split_half: Mapping[str, SplitHalf | Mapping] | None = None,
@@ -102,6 +105,8 @@ def correlation_table(
         for method in METHODS:
             row[method] = _range_cell([c.get(method) for c in random_correlations])
         rows.append(row)
+    if pair_correctness:
+        rows.append(point_row(PAIRS, {s: _accuracy(v)["accuracy"] for s, v in pair_correctness.items()}))
     for metric in metric_names:
         scores = {s: r[metric] for s, r in metric_scores.items() if metric in r}
         rows.append(point_row(metric, scores))

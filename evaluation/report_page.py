@@ -39,6 +39,8 @@ def report_context(campaign: Campaign) -> dict:
             )
     return {
         "campaign": campaign,
+        "has_pairs": any(row.get("pairs") for row in leaderboard),
+        "pair_table": pair_table(report.get("pair_breakdown")),
         "report": report,
         "leaderboard": leaderboard,
         "metric_names": metric_names,
@@ -51,6 +53,26 @@ def report_context(campaign: Campaign) -> dict:
         "box_plot_svg": report.get("box_plot_svg"),
         "notes": report.get("notes", []),
     }
+
+
+def pair_table(breakdown: dict | None) -> dict | None:
+    """Rows: systems; columns: all pairs, each type, each type/subtype (after its type), each criterion."""
+    if not breakdown:
+        return None
+    systems = breakdown["systems"]
+    types = sorted({t for cells in systems.values() for t in cells["per_type"]})
+    subtypes = sorted({k for cells in systems.values() for k in cells["per_subtype"]})
+    criteria = sorted({k for cells in systems.values() for k in cells["per_criterion"]})
+    columns = [("all pairs", "all", None)]
+    for t in types:
+        columns.append((t, "per_type", t))
+        columns += [(k, "per_subtype", k) for k in subtypes if k.split("/", 1)[0] == t]
+    columns += [(f"criterion {k}", "per_criterion", k) for k in criteria]
+    rows = []
+    for system, cells in systems.items():
+        row = [cells["all"] if part == "all" else cells[part].get(key) for _, part, key in columns]
+        rows.append({"system": system, "cells": row})
+    return {"pair_set": breakdown["pair_set"], "columns": [c[0] for c in columns], "rows": rows}
 
 
 def report_html(campaign: Campaign) -> str:

@@ -184,3 +184,30 @@ def attention_check_repository(dataset, *, utterances: int = 40, name: str | Non
     dataset.attention_check_repository = repository
     dataset.save(update_fields=["attention_check_repository"])
     return repository
+
+
+class PairSetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "pairs.PairSet"
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"pairs-{n}")
+
+
+class PairFactory(factory.django.DjangoModelFactory):
+    """An accepted contrastive pair (the whole responses as the edited spans)."""
+
+    class Meta:
+        model = "pairs.Pair"
+
+    pair_set = factory.SubFactory(PairSetFactory)
+    context = factory.LazyFunction(lambda: ["Did you book the tickets?", "Not yet, the site was down."])
+    correct = factory.Sequence(lambda n: f"I will try again tonight, {n}.")
+    incorrect = factory.Sequence(lambda n: f"I will eat again tonight, {n}.")
+    type = "content"
+    correct_start = 0
+    correct_end = factory.LazyAttribute(lambda o: len(o.correct))
+    incorrect_start = 0
+    incorrect_end = factory.LazyAttribute(lambda o: len(o.incorrect))
+    key = factory.LazyAttribute(lambda o: text_hash("\n".join([*o.context, o.correct, o.incorrect])))
+    review = "accepted"

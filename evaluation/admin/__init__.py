@@ -1,3 +1,3 @@
 """Admin of the evaluation app, one module per area (imported here so that autodiscovery finds it)."""
 
-from . import campaigns, generations, systems  # noqa: F401
+from . import campaigns, generations, pairs, systems  # noqa: F401

@@ -9,8 +9,17 @@ from evaluation.services.campaigns import campaign_start
 
 @admin.register(Campaign)
 class CampaignAdmin(CheckedInputAdmin):
-    list_display = ["name", "testset", "repository", "random_trials", "report_at", "job_link", "report_link"]
-    list_select_related = ["testset", "repository", "job"]
+    list_display = [
+        "name",
+        "testset",
+        "pair_set",
+        "repository",
+        "random_trials",
+        "report_at",
+        "job_link",
+        "report_link",
+    ]
+    list_select_related = ["testset", "pair_set", "repository", "job"]
     search_fields = ["name", "description"]
     filter_horizontal = ["systems", "generations"]
     exclude = ["report", "job"]
@@ -40,7 +49,8 @@ class CampaignAdmin(CheckedInputAdmin):
         )
 
     @admin.action(
-        description="Run the selected campaigns (CHOSEN evaluations, RANDOM trials, report)", permissions=["change"]
+        description="Run the selected campaigns (CHOSEN and pair evaluations, RANDOM trials, report)",
+        permissions=["change"],
     )
     def run_campaigns(self, request, queryset):
         jobs = [campaign_start(campaign=campaign, created_by=request.user) for campaign in queryset]

@@ -6,6 +6,7 @@ from .campaigns import (
     RandomTrialResult,
     ResponseRating,
 )
+from .pairs import PairEvaluation, PairResult
 from .systems import (
     CandidateResult,
     Evaluation,
@@ -24,6 +25,8 @@ __all__ = [
     "EvaluationStatus",
     "GeneratedResponse",
     "Generation",
+    "PairEvaluation",
+    "PairResult",
     "QuestionResult",
     "RandomTrialResult",
     "ResponseRating",

@@ -6,6 +6,8 @@ A campaign (Sato et al. 2020, §4) puts side by side, for a set of systems:
   test set (``testset``);
 * their RANDOM accuracies: the same questions with the false candidates resampled from a repository,
   ``random_trials`` seeded trials (:class:`RandomTrialResult`, one row per system and trial);
+* their correctness on contrastive pairs (optional ``pair_set``): a
+  :class:`~evaluation.models.PairEvaluation` of each system;
 * their human score and reference-based metrics (BLEU, METEOR, ROUGE-L), both from one
   :class:`Generation` per system: the responses it generated for a dataset's contexts (the
   ``generate`` job) or imported with their ratings (Zhao et al. 2020). Human ratings are
@@ -146,6 +148,15 @@ class Campaign(models.Model):
         "annotation.Repository", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )
     random_trials = models.PositiveSmallIntegerField(default=100)
+    # Contrastive pairs: each system's correctness on the set's accepted pairs is one more ranking.
+    pair_set = models.ForeignKey(
+        "pairs.PairSet",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="campaigns",
+        help_text="Contrastive pairs whose correctness ranks the local systems too (optional).",
+    )
     seed = models.BigIntegerField(default=0)
     bootstrap_resamples = models.PositiveIntegerField(default=1000)
     human_aspect = models.CharField(max_length=40, default="appropriateness")

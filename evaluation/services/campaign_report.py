@@ -1,4 +1,4 @@
-"""The campaign report: leaderboard, Table 3, Figure 2 and the per-error-label breakdown, as JSON.
+"""The campaign report: leaderboard, Table 3, Figure 2, the per-error-label and per-pair-type tables, as JSON.
 
 Computed once (by the campaign job, ``report --recompute`` or the page's recompute button) and cached
 on ``Campaign.report``: the page never bootstraps per request. Every part is optional; a part that
@@ -13,6 +13,8 @@ What is compared:
 * CHOSEN accuracy: the system's succeeded evaluation on the campaign's test set (every local system
   answers the same questions); RANDOM: its accuracy on each trial, correlated with the human scores
   trial by trial on the trials every RANDOM system finished;
+* pair correctness: the system's succeeded pair evaluation on the campaign's pair set (share of
+  accepted contrastive pairs whose correct response gets the lower loss), with the per-type table;
 * correlations use the systems present in both rankings, and need at least 2 of them; with 2 a
   correlation is +1 or -1 (the same order as the humans or not), without a p-value or interval,
   and a note says so.
@@ -34,8 +36,10 @@ from evaluation.human import system_human_scores
 from evaluation.metrics.correlation import METHODS, split_half_bound
 from evaluation.metrics.reference import METRICS, system_scores
 from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
-from evaluation.report import CHOSEN, box_plot_svg, correlation_table, random_trial_correlations
+from evaluation.report import CHOSEN, PAIRS, box_plot_svg, correlation_table, random_trial_correlations
 from evaluation.selectors_campaign import campaign_rated_contexts, campaign_responses
+
+from .campaign_pairs import campaign_pairs
 
 MIN_SYSTEMS = 2  # two systems: +1 or -1; the p-value and the bootstrap interval need three
 
@@ -75,6 +79,8 @@ def _compute(campaign: Campaign) -> dict:
         )
     metrics = _reference_metrics(campaign, rated, notes)
     chosen, breakdown = _chosen(campaign, systems, notes)
+    local = [name for name, info in systems.items() if info["kind"] != "external"]
+    pairs, pair_breakdown = campaign_pairs(campaign, local, notes)
     random_by_system, trial_accuracies = _random(campaign, systems, notes)
 
     in_human = set(human)
@@ -90,6 +96,7 @@ def _compute(campaign: Campaign) -> dict:
                 "with no p-value or interval; rank 3 or more systems for a meaningful table"
             )
         chosen_part = _enough({s: v for s, v in chosen.items() if s in in_human}, CHOSEN, notes)
+        pair_part = _enough({s: v for s, v in pairs.items() if s in in_human}, PAIRS, notes)
         metric_part = _enough({s: v for s, v in metrics.items() if s in in_human}, "reference-based metrics", notes)
         if trial_accuracies and len(in_human & set(trial_accuracies[0])) >= MIN_SYSTEMS:
             random_correlations = random_trial_correlations(human, trial_accuracies)
@@ -99,6 +106,7 @@ def _compute(campaign: Campaign) -> dict:
         table = correlation_table(
             human=human,
             chosen_accuracy=chosen_part,
+            pair_correctness=pair_part,
             metric_scores=metric_part,
             random_correlations=random_correlations or None,
             split_half=split_half,
@@ -139,6 +147,7 @@ def _compute(campaign: Campaign) -> dict:
                 "ci_high": accuracy.get("ci_high"),
                 "questions": accuracy.get("questions"),
                 "random": random_by_system.get(name),
+                "pairs": pairs.get(name),
                 "metrics": metrics.get(name, {}),
             }
         )
@@ -159,6 +168,7 @@ def _compute(campaign: Campaign) -> dict:
             "settings": {
                 "testset": campaign.testset.name if campaign.testset_id else None,
                 "repository": campaign.repository.name if campaign.repository_id else None,
+                "pair_set": campaign.pair_set.name if campaign.pair_set_id else None,
                 "aspect": campaign.human_aspect,
                 "random_trials": campaign.random_trials,
                 "seed": campaign.seed,
@@ -170,6 +180,7 @@ def _compute(campaign: Campaign) -> dict:
             "random_correlations": random_correlations,
             "box_plot_svg": svg,
             "breakdown": breakdown,
+            "pair_breakdown": pair_breakdown,
             "notes": notes,
         }
     )

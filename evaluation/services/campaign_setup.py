@@ -6,6 +6,7 @@ from annotation.models import Repository, TestSet
 from core.errors import UserError
 from core.names import slug_check
 from evaluation.models import Campaign, Generation, System
+from pairs.models import PairSet
 
 
 def campaign_create(
@@ -15,6 +16,7 @@ def campaign_create(
     system_names: list[str] = (),
     generation_ids: list[int] = (),
     repository_name: str | None = None,
+    pair_set_name: str | None = None,
     random_trials: int = 100,
     seed: int = 0,
     bootstrap_resamples: int = 1000,
@@ -34,6 +36,11 @@ def campaign_create(
         repository = Repository.objects.filter(name=repository_name).first()
         if repository is None:
             raise UserError(f"no repository {repository_name!r}")
+    pair_set = None
+    if pair_set_name:
+        pair_set = PairSet.objects.filter(name=pair_set_name).first()
+        if pair_set is None:
+            raise UserError(f"no pair set {pair_set_name!r}")
     systems = list(System.objects.filter(name__in=system_names))
     missing = sorted(set(system_names) - {s.name for s in systems})
     if missing:
@@ -44,14 +51,18 @@ def campaign_create(
         raise UserError(f"no generation(s) {', '.join(map(str, unknown))}")
     if len({g.system_id for g in generations}) != len(generations):
         raise UserError("one generation per system: two of the given generations belong to the same system")
-    if systems and testset is None:
-        raise UserError("systems are ranked by their accuracy on a test set: give the test set (--testset)")
+    if systems and testset is None and pair_set is None:
+        raise UserError(
+            "systems are ranked by their accuracy on a test set or contrastive pairs: give the test set "
+            "(--testset) or a pair set (--pair-set)"
+        )
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name,
             description=description,
             testset=testset,
             repository=repository,
+            pair_set=pair_set,
             random_trials=random_trials,
             seed=seed,
             bootstrap_resamples=bootstrap_resamples,

@@ -1,4 +1,4 @@
-"""Running an evaluation campaign: CHOSEN evaluations, RANDOM trials, then the report.
+"""Running an evaluation campaign: CHOSEN evaluations, pair evaluations, RANDOM trials, then the report.
 
 RANDOM (Sato et al. 2020, §4.2): the test set's questions with their false candidates drawn anew from
 the campaign's repository, ``random_trials`` seeded trials (:func:`evaluation.baselines.random_trial`,
@@ -29,13 +29,14 @@ from core.models import Job
 from core.services.jobs import JobProgress, job_create, job_execute
 from evaluation.baselines import TrialQuestion, random_trial
 from evaluation.job_params import CampaignParams
-from evaluation.models import Campaign, RandomTrialResult, System, SystemKind
+from evaluation.models import Campaign, RandomTrialResult, SystemKind
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_campaign import repository_texts, testset_trial_questions
 
 from .campaign_report import campaign_report_refresh
 from .evaluations import evaluation_start
+from .pair_evaluations import pair_evaluation_start
 
 # A language model scores each question once per block of trials with up to this many false
 # candidates (5 trials of 3): the context's share of the work drops from about half to a sixth
@@ -73,16 +74,29 @@ def campaign_run(
     evaluate: bool = CampaignParams.default("evaluate"),
     device: str | None = None,
 ) -> dict:
-    """Evaluate every local system on the test set (CHOSEN; finished evaluations are kept), run the
-    RANDOM trials still missing, then compute and store the report. Parts a campaign lacks (no
-    test set, no repository, no local system) are skipped; the report says what is missing."""
-    campaign = Campaign.objects.select_related("testset", "repository").filter(pk=campaign_id).first()
+    """Evaluate every local system on the test set (CHOSEN) and on the pair set (finished evaluations
+    are kept), run the RANDOM trials still missing, then compute and store the report. Parts a
+    campaign lacks (no test set, no pair set, no repository, no local system) are skipped; the
+    report says what is missing."""
+    campaign = Campaign.objects.select_related("testset", "repository", "pair_set").filter(pk=campaign_id).first()
     if campaign is None:
         raise UserError(f"no campaign #{campaign_id}")
     local = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
-    if campaign.testset is not None and evaluate:
+    if evaluate:
         for system in local:
-            _evaluate(campaign, system, progress=progress, device=device)
+            if campaign.testset is not None:
+                _, job = evaluation_start(
+                    testset_name=campaign.testset.name, system_name=system.name, enqueue=False, device=device
+                )
+                _execute_inside(job, progress=progress)
+            if campaign.pair_set is not None:
+                try:
+                    _, job = pair_evaluation_start(
+                        pair_set_name=campaign.pair_set.name, system_name=system.name, enqueue=False, device=device
+                    )
+                except UserError:
+                    continue  # no accepted pair yet: the report says so
+                _execute_inside(job, progress=progress)
     random = None
     if campaign.testset is not None and campaign.repository is not None and local:
         random = campaign_random_run(campaign_id=campaign.pk, progress=progress, device=device)
@@ -96,11 +110,10 @@ def campaign_run(
     }
 
 
-def _evaluate(campaign: Campaign, system: System, *, progress: JobProgress | None, device: str | None) -> None:
-    _, job = evaluation_start(testset_name=campaign.testset.name, system_name=system.name, enqueue=False, device=device)
+def _execute_inside(job: Job | None, *, progress: JobProgress | None) -> None:
+    """Run an evaluation's job inside the campaign's (None: the evaluation is finished already)."""
     if job is None:
-        return  # finished already
-
+        return
     # job_execute records the outcome on the evaluation's own job; a live worker holding it is left
     # alone. Its progress reaches the campaign job too, and a cancel of either one stops it.
     job_execute(job_id=job.pk, parent=progress)

@@ -2,11 +2,12 @@
 
 from core.models import Job
 from core.services.jobs import JobProgress
-from evaluation.job_params import CampaignParams, EvaluateParams, GenerateParams
+from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateParams, GenerateParams
 
 from .campaigns import campaign_run
 from .evaluations import evaluation_run
 from .generations import generation_run
+from .pair_evaluations import pair_evaluation_run
 
 
 def evaluate(params: EvaluateParams, job: Job, progress: JobProgress) -> dict:
@@ -15,6 +16,12 @@ def evaluate(params: EvaluateParams, job: Job, progress: JobProgress) -> dict:
         batch_questions=params.batch_questions,
         device=params.device,
         progress=progress,
+    )
+
+
+def evaluate_pairs(params: EvaluatePairsParams, job: Job, progress: JobProgress) -> dict:
+    return pair_evaluation_run(
+        evaluation_id=params.evaluation_id, batch_pairs=params.batch_pairs, device=params.device, progress=progress
     )
 
 
@@ -30,4 +37,9 @@ def campaign(params: CampaignParams, job: Job, progress: JobProgress) -> dict:
     )
 
 
-HANDLERS = {EvaluateParams: evaluate, GenerateParams: generate, CampaignParams: campaign}
+HANDLERS = {
+    EvaluateParams: evaluate,
+    EvaluatePairsParams: evaluate_pairs,
+    GenerateParams: generate,
+    CampaignParams: campaign,
+}

@@ -84,3 +84,29 @@ class LongestReplyPlugin(LongestWinsPlugin):
 
     def generate(self, contexts):
         return [f"I see what you mean about {context[-1].rstrip('.?!').lower()}." for context in contexts]
+
+
+class PairLengthPlugin:
+    """The loss is the text's length in characters: of a pair, the shorter response wins (equal
+    lengths tie). ``calls`` records the candidates of each call; ``fail_on_call`` /
+    ``cancel_on_call`` make a call fail or cancel the latest pair evaluation job."""
+
+    calls: list[list[list[str]]] = []
+    fail_on_call: int | None = None
+    cancel_on_call: int | None = None
+
+    def losses(self, contexts, candidates):
+        cls = type(self)
+        cls.calls.append([list(c) for c in candidates])
+        if cls.fail_on_call == len(cls.calls):
+            raise RuntimeError("scripted failure")
+        if cls.cancel_on_call == len(cls.calls):
+            from core.models import Job
+            from core.services.jobs import job_cancel
+
+            job_cancel(job_id=Job.objects.filter(kind="evaluate_pairs").latest("id").pk)
+        return [[float(len(c)) for c in cands] for cands in candidates]
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.calls, cls.fail_on_call, cls.cancel_on_call = [], None, None

@@ -198,6 +198,7 @@ ADMIN_MODELS: dict[str, str] = {
     "evaluation/generatedresponse": "d",
     "evaluation/system": "acd",
     "evaluation/evaluation": "ad",
+    "evaluation/pairevaluation": "ad",
     # django-axes' records of logins: written by logins only; deleting an attempt unlocks its login
     "axes/accessattempt": "cd",
     "axes/accesslog": "cd",

@@ -22,7 +22,7 @@ from crowd.providers.link import link_token
 from crowd.selectors import unit_token
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
-from evaluation.models import Campaign, Evaluation, RandomTrialResult
+from evaluation.models import Campaign, Evaluation, PairEvaluation, RandomTrialResult
 from negatives.models import QuestionGeneration
 from pairs.models import Pair, PairSet, QuestionBuild
 from retrieval.models import QuestionRetrieval, RetrievalIndex
@@ -32,6 +32,8 @@ from tests.factories import (
     DatasetFactory,
     GeneratedResponseFactory,
     GenerationFactory,
+    PairFactory,
+    PairSetFactory,
     QuestionFactory,
     RepositoryFactory,
     ScoreFactory,
@@ -146,7 +148,10 @@ def _release(world: World) -> None:
     evaluation = Evaluation.objects.create(testset=testset, system=system, status="succeeded")
     generation = GenerationFactory(system=system)
     response = GeneratedResponseFactory(generation=generation)
-    campaign = Campaign.objects.create(name="authz-campaign", testset=testset, repository=repository)
+    pair_set = PairSetFactory(name="authz-pairs")
+    PairFactory(pair_set=pair_set)
+    pair_evaluation = PairEvaluation.objects.create(pair_set=pair_set, system=system, status="succeeded")
+    campaign = Campaign.objects.create(name="authz-campaign", testset=testset, repository=repository, pair_set=pair_set)
     campaign.systems.add(system)
     trial = RandomTrialResult.objects.create(campaign=campaign, system=system, trial=0, questions=3, correct=1)
     job = Job.objects.create(kind="build_testset", params={"dataset_id": dataset.pk}, created_by=None)
@@ -170,6 +175,7 @@ def _release(world: World) -> None:
             "pairs.questionbuild": build,
             "evaluation.system": system,
             "evaluation.evaluation": evaluation,
+            "evaluation.pairevaluation": pair_evaluation,
             "evaluation.generation": generation,
             "evaluation.generatedresponse": response,
             "evaluation.campaign": campaign,

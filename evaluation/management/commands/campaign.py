@@ -9,8 +9,9 @@ from evaluation.services.campaigns import campaign_start
 
 class Command(BaseCommand):
     help = (
-        "Evaluation campaigns: `create` one (systems ranked on a test set, their generations' human "
-        "ratings, a repository for RANDOM), `run` it (CHOSEN evaluations, RANDOM trials, the report; "
+        "Evaluation campaigns: `create` one (systems ranked on a test set and optionally a pair set, their "
+        "generations' human ratings, a repository for RANDOM), `run` it (CHOSEN and pair evaluations, RANDOM "
+        "trials, the report; "
         "here, or --background for the gpu queue). Read the report at /campaigns/NAME/ or with `report`."
     )
 
@@ -29,6 +30,7 @@ class Command(BaseCommand):
             "--generation", type=int, action="append", default=[], help="generation id, one per system (repeat)"
         )
         create.add_argument("--repository", help="repository the RANDOM false candidates are drawn from")
+        create.add_argument("--pair-set", help="contrastive pairs whose correctness ranks the systems too")
         create.add_argument("--random-trials", type=int, default=100)
         create.add_argument("--seed", type=int, default=0)
         create.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the CIs")
@@ -46,6 +48,7 @@ class Command(BaseCommand):
                     system_names=o["system"],
                     generation_ids=o["generation"],
                     repository_name=o["repository"],
+                    pair_set_name=o["pair_set"],
                     random_trials=o["random_trials"],
                     seed=o["seed"],
                     bootstrap_resamples=o["resamples"],

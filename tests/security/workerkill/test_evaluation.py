@@ -1,5 +1,6 @@
-"""Evaluation jobs killed mid-run: a selection-accuracy evaluation and a generation resume from
-their committed batches; every question ends with one result, as in a run never killed."""
+"""Evaluation jobs killed mid-run: a selection-accuracy evaluation, a pair evaluation and a generation
+resume from their committed batches; every question (pair) ends with one result, as in a run never
+killed."""
 
 import json
 from pathlib import Path
@@ -9,12 +10,14 @@ import pytest
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_import import testset_import
 from core.models import Job
-from evaluation.models import CandidateResult, EvaluationStatus, GeneratedResponse, QuestionResult
+from evaluation.models import CandidateResult, EvaluationStatus, GeneratedResponse, PairResult, QuestionResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.selectors import items_with_texts
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.generations import generation_start
+from evaluation.services.pair_evaluations import pair_evaluation_start
 from evaluation.services.systems import system_register
+from tests.factories import PairFactory, PairSetFactory
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
@@ -74,6 +77,42 @@ def test_an_evaluation_killed_mid_test_set_resumes_and_scores_every_question_onc
         stored = dict(candidates.filter(question__item_id=item["item_id"]).values_list("candidate_id", "loss"))
         for candidate, score in zip(item["candidates"], scores, strict=True):
             assert stored[candidate["id"]] == pytest.approx(score.loss, abs=1e-4)
+
+
+def test_a_pair_evaluation_killed_mid_set_resumes_and_scores_every_pair_once(cluster, gpt):
+    # given a set of 800 accepted pairs and a tiny GPT-2, scored 20 pairs per committed batch
+    n = 800
+    texts = sentences(3 * n, seed=21)
+    pair_set = PairSetFactory(name="killed-pairs")
+    pairs = [
+        PairFactory(pair_set=pair_set, context=[texts[3 * i]], correct=texts[3 * i + 1], incorrect=texts[3 * i + 2])
+        for i in range(n)
+    ]
+    evaluation, job = pair_evaluation_start(
+        pair_set_name=pair_set.name, system_name="gpt", enqueue=False, batch_pairs=20, device="cpu"
+    )
+    kept = {}
+
+    def committed_batches_kept() -> None:
+        kept["done"] = PairResult.objects.filter(evaluation=evaluation).count()
+        assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
+
+    # when its worker is killed part-way and a second worker takes the job over
+    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
+    # then the evaluation succeeded once, with one result per pair
+    assert_succeeded_once(job)
+    evaluation.refresh_from_db()
+    results = PairResult.objects.filter(evaluation=evaluation)
+    assert evaluation.status == EvaluationStatus.SUCCEEDED and evaluation.summary["n"] == n
+    assert (results.count(), results.values("pair").distinct().count()) == (n, n)
+    assert evaluation.summary["correct"] == results.filter(correct=True).count()
+    # and the losses of pairs scored before and after the kill are the ones a run never killed gives
+    scorer = scorer_for(gpt, device="cpu")
+    for pair in (pairs[0], pairs[-1]):
+        expected = scorer.score([pair.context], [[pair.correct, pair.incorrect]])[0]
+        stored = results.get(pair=pair)
+        assert stored.correct_loss == pytest.approx(expected[0].loss, abs=1e-4)
+        assert stored.incorrect_loss == pytest.approx(expected[1].loss, abs=1e-4)
 
 
 def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(cluster, gpt, tmp_path):

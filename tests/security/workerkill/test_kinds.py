@@ -12,6 +12,7 @@ KILLED_MID_JOB = {
     "build_pools": "test_retrieval.py",
     "build_indexes": "test_retrieval.py",
     "evaluate": "test_evaluation.py",
+    "evaluate_pairs": "test_evaluation.py",
     "generate": "test_evaluation.py",
     "generate_negatives": "test_negatives.py",
 }
