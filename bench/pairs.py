@@ -117,7 +117,8 @@ def report_counts(pairs, outcomes, seconds, n: int) -> None:
     by_sub = Counter((p["type"], p["subtype"], p["criterion"]) for p in pairs)
     for kind in sorted(by_type):
         print(
-            f"  {kind:9} {by_type[kind] * per_k:7.1f} pairs   ({outcomes[kind]['edited'] * per_k:.1f} ground truths edited)"
+            f"  {kind:9} {by_type[kind] * per_k:7.1f} pairs"
+            f"   ({outcomes[kind]['edited'] * per_k:.1f} ground truths edited)"
         )
         for (k, sub, crit), count in sorted(by_sub.items()):
             if k == kind:
