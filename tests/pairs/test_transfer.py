@@ -118,3 +118,10 @@ def test_importing_into_an_existing_set_is_refused(built_set, write_file):
     with pytest.raises(UserError, match="exists"):
         pairs_import(set_name="set-a", path=write_file("hand.jsonl", lines(GOOD)))
     assert built_set.pairs.count() == 5
+
+
+def test_the_same_file_into_the_set_it_made_returns_that_import(write_file):
+    path = write_file("hand.jsonl", lines(GOOD))
+    first = pairs_import(set_name="hand", path=path)
+    assert pairs_import(set_name="hand", path=path) == first  # a job retried after its import committed
+    assert Pair.objects.count() == 1

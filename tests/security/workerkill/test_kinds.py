@@ -15,6 +15,7 @@ KILLED_MID_JOB = {
     "evaluate_pairs": "test_evaluation.py",
     "generate": "test_evaluation.py",
     "generate_negatives": "test_negatives.py",
+    "build_pairs": "test_pairs.py",
 }
 NOT_KILLED = {
     "campaign": "runs its systems' evaluate jobs inside it (their takeover is tested) and RANDOM trials "
@@ -23,6 +24,8 @@ NOT_KILLED = {
     "none is made twice",
     "crowd_sync": "seconds of calls to the crowd platform; every run reads the platform's state afresh",
     "quality_refresh": "one short read of a dataset's scores and one snapshot row",
+    "import_pairs": "one transaction: a kill rolls the whole import back and the retry reads the file from its "
+    "first line; a retry after the commit finds the set made from the same file and returns its report",
 }
 
 
