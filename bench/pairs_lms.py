@@ -22,7 +22,7 @@ import torch
 SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 MODELS = {  # name: (layers, width, heads, steps)
     "gpt2-2l": (2, 128, 4, 600),
-    "gpt2-6l": (6, 256, 8, 2400),
+    "gpt2-6l": (6, 256, 8, 1000),
 }
 BLOCK = 128
 
