@@ -47,13 +47,12 @@ class Style:
     @classmethod
     def of(cls, text: str) -> Style:
         punct_spaced = bool(re.search(r"\w [.,?!]", text)) or not re.search(r"\w[.,?!]", text)
-        if re.search(r"\w ['’] \w", text):
-            clitic_spaced = True
-        elif re.search(r"\w['’]\w", text):
-            clitic_spaced = False
-        else:
-            clitic_spaced = punct_spaced
-        apostrophe = "’" if "’" in text else "'" if "'" in text else ("’" if clitic_spaced else "'")
+        # DailyDialog writes both "don ’ t" and "don't" (the latter twice as often): follow the
+        # response's own contractions, else the plain spelling.
+        spaced = re.search(r"\w (['’]) \w", text)
+        joined = re.search(r"\w(['’])\w", text)
+        clitic_spaced = bool(spaced)
+        apostrophe = (spaced or joined).group(1) if (spaced or joined) else "'"
         return cls(punct_spaced, clitic_spaced, apostrophe)
 
     def spell(self, word: str) -> str:
