@@ -108,7 +108,10 @@ WITH_GOVERNORS = frozenset(
     "equip charge trouble problem concerned careful busy up what's same link involve cooperate collaborate "
     "talk speak chat meet marry identical similar touch right ok okay fine".split()
 )
-AFTER_GOVERNORS = frozenset("name look take ask".split())  # "named after", "look after"
+# "named after", "look after", "takes after" (inflected forms listed: WordNet is optional)
+AFTER_GOVERNORS = frozenset(
+    "name names named naming look looks looked looking take takes took taking ask asked".split()
+)
 INTO_GOVERNORS = frozenset("turn look run translate change divide cut split convert bump crash talk check grow".split())
 BE_FORMS = frozenset("be is are am was were been being 's 're 'm s re m".split())
 FROM_GOVERNORS = frozenset("different apart far aside away".split())
@@ -122,7 +125,7 @@ def _lemma(word: str) -> str:
     analysis = verbs.analyse(word)
     if analysis:
         return analysis[0]
-    if word.endswith("ing") and len(word) > 5:
+    if word.endswith("ing") and len(word) > 4:
         stem = word[:-3]
         for candidate in (stem, stem + "e", stem[:-1]):
             if verbs.is_verb_lemma(candidate):
@@ -237,11 +240,11 @@ def _classify(words: list[Token], lower: list[str], i: int, length: int, source:
     elif source in ("into", "out of"):
         governed = any(_lemma(w) in INTO_GOVERNORS for w in lower[max(0, i - 3) : i])
         # "one out of ten"; "it's out of paper" (be out of: run short) -> "it's into paper"
-        governed = governed or prev in NUMBER_WORDS or prev[:1].isdigit() or (source == "out of" and prev in BE_FORMS)
+        governed = governed or prev in NUMBER_WORDS or prev[:1].isdigit() or (source == "out of" and _is_be(prev))
         ok = not governed
     elif source in ("before", "after"):
         clause = nxt in ("you", "it") and after + 1 < len(lower) and words[after + 1].is_word
-        governed = source == "after" and _lemma(prev) in AFTER_GOVERNORS
+        governed = source == "after" and (prev in AFTER_GOVERNORS or _lemma(prev) in AFTER_GOVERNORS)
         ok = (starts_noun_phrase or nxt in TIME_NOUNS or nxt.endswith("ing")) and not clause and not governed
     elif source == "with":
         number = nxt[:1].isdigit() or nxt in NUMBER_WORDS
@@ -256,6 +259,10 @@ def _classify(words: list[Token], lower: list[str], i: int, length: int, source:
     else:  # above, below, inside, outside, in front of
         ok = True
     return ((PREPOSITION, PREPOSITION_SWAPS[source], ""), "") if ok else (None, "unsafe_context")
+
+
+def _is_be(word: str) -> bool:
+    return word in BE_FORMS or word.endswith(("'s", "'re", "'m"))
 
 
 def _adjacent(words: list[Token], a: int, b: int) -> bool:

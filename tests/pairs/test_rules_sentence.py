@@ -131,12 +131,13 @@ def test_a_new_contraction_is_spelt_like_those_of_the_response():
         ("Try some !", "exclamation"),
         ("Today is June 18 , isn ’ t it ?", "tag_question"),
         ("You think so ?", "declarative_question"),
-        ("If you pass the interview , the personnel department will inform you within two weeks .", "subordinate_clause"),
+        ("If you pass the interview , the personnel department will inform you within two weeks .",
+         "subordinate_clause"),
         ("Oh , umm , no thanks .", "no_subject_verb"),
         ("We put many signs with English translations for foreign visitors .", "ambiguous_verb"),
         ("Is there anything else ?", "polarity_item"),
         ("Good morning , Mr . Smith .", "abbreviation"),
-        ("Oh , no . Everything we sell here is \" as is . \"", "quotation"),
+        ("Now let me sing \" Happy birthday \" for you .", "quotation"),
         ("We're hoping to use even more energy from alternative sources in the future - perhaps even wind power .",
          "multiple_clauses"),
         ("Yes ...", "unclear_ending"),
@@ -186,7 +187,7 @@ def test_the_spans_hold_what_changed_and_nothing_else(response):
 
 def test_an_inserted_negation_has_a_small_span():
     edit = edit_of("I'm going to the hospital .", "affirmative_to_negative")
-    assert (edit.span, edit.incorrect_span) == ((0, 3), (0, 7))  # "I'm" -> "I'm not"
+    assert (edit.span, edit.incorrect_span) == ((1, 3), (1, 7))  # "'m" -> "'m not"
 
 
 RESPONSE_WITH_CHOICES = "I ’ m fine . I got fired . Are you ready for the camping trip ?"
