@@ -82,9 +82,10 @@ FIXED_EXPRESSIONS: tuple[tuple[str, ...], ...] = tuple(
     ).split("|")
 )
 
-# Verbs of movement after which "to"/"from" mark destination and origin.
+# Verbs of movement after which "to"/"from" mark destination and origin. Not "get": "get to" is
+# "arrive at", and "get from the hospital" lacks its destination.
 MOTION_VERBS = frozenset(
-    "go come get move drive fly walk run travel return take bring ride head commute hurry rush sail "
+    "go come move drive fly walk run travel return take bring ride head commute hurry rush sail "
     "swim carry transfer lead fly return escape".split()
 )
 # Nouns after which "to"/"from" mark destination/origin or addressee/sender ("a letter from Mary").
@@ -106,7 +107,7 @@ WITH_GOVERNORS = frozenset(
     "agree deal cope wrong matter familiar compare connect disagree argue help provide supply fill cover "
     "share mess fed along start begin end finish do compete communicate interfere associate acquaint "
     "equip charge trouble problem concerned careful busy up what's same link involve cooperate collaborate "
-    "talk speak chat meet marry identical similar touch right ok okay fine".split()
+    "talk speak chat meet marry identical similar touch right ok okay fine get got".split()
 )
 # "named after", "look after", "takes after" (inflected forms listed: WordNet is optional)
 AFTER_GOVERNORS = frozenset(
@@ -139,6 +140,9 @@ def _case_like(original: str, replacement: str) -> str:
 
 class FunctionWordRule(EditRule):
     type = PairType.FUNCTION
+
+    def version(self) -> str:
+        return f"FunctionWordRule-1/{verbs.lexicon_version()}"
 
     def propose(
         self, *, context: Sequence[str], response: str, rng: random.Random, per_question: int = 1

@@ -194,6 +194,8 @@ def _check_polarity(w: list[str], clause: Clause, items: frozenset[str]) -> None
 def to_negative(words: list[Word], clause: Clause) -> list[Word]:
     w = clauses.norms(words)
     _check_polarity(w, clause, clauses.POSITIVE_POLARITY)
+    if any(w[k] == "not" and (k + 1 >= len(w) or not w[k + 1][:1].isalpha()) for k in range(clause.end)):
+        raise Unsupported("negative_word")  # "I'm afraid not" -> "I'm not afraid not"
     removed: set[int] = set()
     replaced: dict[int, Word] = {}
     inserted: dict[int, Word] = {}
@@ -316,6 +318,9 @@ def _changed_region(original: list[Word], edited: list[Word], before: list, afte
 
 class SentenceTypeRule(EditRule):
     type = PairType.SENTENCE
+
+    def version(self) -> str:
+        return f"SentenceTypeRule-1/{verbs.lexicon_version()}"
 
     def propose(
         self, *, context: Sequence[str], response: str, rng: random.Random, per_question: int = 1

@@ -83,6 +83,11 @@ def _wordnet():
     return load_wordnet() if wordnet_available() else None
 
 
+def lexicon_version() -> str:
+    """Part of the rules' versions: without WordNet they know fewer verbs and edit less."""
+    return "verbs-1+wordnet" if _wordnet() is not None else "verbs-1"
+
+
 def is_verb_lemma(word: str) -> bool:
     word = word.lower()
     if word in COMMON_VERBS:
