@@ -56,23 +56,31 @@ def report_context(campaign: Campaign) -> dict:
 
 
 def pair_table(breakdown: dict | None) -> dict | None:
-    """Rows: systems; columns: all pairs, each type, each type/subtype (after its type), each criterion."""
+    """Rows: all pairs, each type with its subtypes under it, each criterion; columns: systems (a
+    report has a handful of systems and a dozen subtypes: this way round the table fits a page)."""
     if not breakdown:
         return None
     systems = breakdown["systems"]
     types = sorted({t for cells in systems.values() for t in cells["per_type"]})
     subtypes = sorted({k for cells in systems.values() for k in cells["per_subtype"]})
     criteria = sorted({k for cells in systems.values() for k in cells["per_criterion"]})
-    columns = [("all pairs", "all", None)]
+    lines = [("all pairs", False, "all", None)]
     for t in types:
-        columns.append((t, "per_type", t))
-        columns += [(k, "per_subtype", k) for k in subtypes if k.split("/", 1)[0] == t]
-    columns += [(f"criterion {k}", "per_criterion", k) for k in criteria]
-    rows = []
-    for system, cells in systems.items():
-        row = [cells["all"] if part == "all" else cells[part].get(key) for _, part, key in columns]
-        rows.append({"system": system, "cells": row})
-    return {"pair_set": breakdown["pair_set"], "columns": [c[0] for c in columns], "rows": rows}
+        lines.append((t, False, "per_type", t))
+        lines += [
+            (k.split("/", 1)[1].replace("_", " "), True, "per_subtype", k) for k in subtypes if k.split("/")[0] == t
+        ]
+    lines += [(f"criterion {k.upper()}", False, "per_criterion", k) for k in criteria]
+    rows = [
+        {
+            "label": label,
+            "key": key or part,
+            "sub": sub,
+            "cells": [cells["all"] if part == "all" else cells[part].get(key) for cells in systems.values()],
+        }
+        for label, sub, part, key in lines
+    ]
+    return {"pair_set": breakdown["pair_set"], "systems": list(systems), "rows": rows}
 
 
 def report_html(campaign: Campaign) -> str:
