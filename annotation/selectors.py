@@ -8,9 +8,10 @@ import numpy as np
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Trim
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
-from annotation.models import Annotator, Candidate, Dataset, FilterRules, Score, counted_scores_q
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Question, Score, counted_scores_q
 from annotation.rules import (
     FalseDecision,
     GroundTruthDecision,
@@ -98,6 +99,15 @@ def testset_dataset_get(*, name: str, adds: str) -> Dataset:
     if dataset.is_rating:
         raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; it takes no {adds}")
     return dataset
+
+
+def empty_ground_truths(*, dataset: Dataset, limit: int = 10) -> list[int]:
+    """Ids of the dataset's original questions whose ground truth is blank (at most ``limit``): a
+    service that edits ground truths refuses the dataset until they are fixed."""
+    originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
+    return list(
+        originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:limit]
+    )
 
 
 def filter_rules_current() -> FilterRules:

@@ -13,14 +13,14 @@ from django.utils import timezone
 from annotation.models import TestSet
 from core.errors import UserError
 from core.models import Job
-from core.services.jobs import JobProgress, job_create
+from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluateParams
 from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
-from evaluation.services.tracking import run_tracked
+from evaluation.services.tracking import run_tracked, tracked_job_start
 
 
 def evaluation_start(
@@ -53,15 +53,12 @@ def evaluation_start(
             return evaluation, None
         elif evaluation.job is not None and not evaluation.job.is_finished:
             return evaluation, evaluation.job  # already queued or running: one job at a time
-        job = job_create(
+        job = tracked_job_start(
+            evaluation,
             params=EvaluateParams(evaluation_id=evaluation.pk, batch_questions=batch_questions, device=device),
             created_by=created_by,
             enqueue=enqueue,
         )
-        evaluation.job = job
-        evaluation.status = EvaluationStatus.PENDING
-        evaluation.error = ""
-        evaluation.save(update_fields=["job", "status", "error", "system_version"])
     return evaluation, job
 
 

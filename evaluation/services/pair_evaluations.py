@@ -18,14 +18,14 @@ from django.utils import timezone
 
 from core.errors import UserError
 from core.models import Job
-from core.services.jobs import JobProgress, job_create
+from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluatePairsParams
 from evaluation.metrics.accuracy import accuracy_summary
 from evaluation.models import EvaluationStatus, PairEvaluation, PairResult, System
 from evaluation.scoring import CandidateScore
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_pairs import counted_pairs, pair_results, pair_set_counts, pairs_with_texts, pending_pairs
-from evaluation.services.tracking import run_tracked
+from evaluation.services.tracking import run_tracked, tracked_job_start
 from pairs.models import PairSet
 
 
@@ -69,15 +69,12 @@ def pair_evaluation_start(
                 evaluation.summary = pair_evaluation_summary(evaluation=evaluation)
                 evaluation.save(update_fields=["summary"])
             return evaluation, None
-        job = job_create(
+        job = tracked_job_start(
+            evaluation,
             params=EvaluatePairsParams(evaluation_id=evaluation.pk, batch_pairs=batch_pairs, device=device),
             created_by=created_by,
             enqueue=enqueue,
         )
-        evaluation.job = job
-        evaluation.status = EvaluationStatus.PENDING
-        evaluation.error = ""
-        evaluation.save(update_fields=["job", "status", "error", "system_version"])
     return evaluation, job
 
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count
-from django.db.models.functions import Trim
 
 from annotation.models import Candidate, CandidateSource, Question, QuestionWork, Turn
-from annotation.selectors import testset_dataset_get
+from annotation.selectors import empty_ground_truths, testset_dataset_get
 from annotation.services.assignment import work_refresh
 from core.errors import UserError
 from core.services.jobs import JobProgress
@@ -65,7 +64,7 @@ def negatives_generate(
     dataset = testset_dataset_get(name=dataset_name, adds="false candidates")
     settings_check(settings)
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    empty = list(originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:10])
+    empty = empty_ground_truths(dataset=dataset)
     if empty:
         raise UserError(
             f"dataset {dataset.name!r}: question(s) {', '.join(map(str, empty))} have an empty ground truth; "

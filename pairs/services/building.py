@@ -17,10 +17,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models.functions import Trim
 
 from annotation.models import Question, Repository, Turn
-from annotation.selectors import testset_dataset_get
+from annotation.selectors import empty_ground_truths, testset_dataset_get
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from pairs.edits import Criterion, Edit, EditRule, PairType, rule_rng
@@ -92,7 +91,7 @@ def pairs_build(*, pair_set: PairSet, progress: JobProgress | None = None, batch
     if dataset is None:
         raise UserError(f"pair set {pair_set.name!r} has no dataset to build from")
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    empty = list(originals.annotate(t=Trim("ground_truth")).filter(t="").values_list("id", flat=True)[:10])
+    empty = empty_ground_truths(dataset=dataset)
     if empty:
         raise UserError(
             f"dataset {dataset.name!r}: question(s) {', '.join(map(str, empty))} have an empty ground truth; "
