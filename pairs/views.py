@@ -47,6 +47,7 @@ def pair_review_submit(request: HttpRequest, name: str, pair_id: int) -> HttpRes
     pair_set = get_object_or_404(PairSet, name=name)
     pair = get_object_or_404(pair_set.pairs, pk=pair_id)
     decision = request.POST.get("decision", "")
+    pair_type, state = "", "pending"
     try:
         pair_type, state = _filters(request, pair_set, data=request.POST)
         if decision == "edit":
@@ -55,8 +56,8 @@ def pair_review_submit(request: HttpRequest, name: str, pair_id: int) -> HttpRes
             pair_review(pair_id=pair.pk, decision=decision, user=request.user)
         else:
             raise UserError(f"decision must be one of accept, reject, edit, pending (not {decision[:40]!r})")
-    except UserError as error:
-        return _page(request, pair_set, "", "pending", pair, error=str(error), status=400)
+    except UserError as error:  # the page again, with its filters, the pair and the reason
+        return _page(request, pair_set, pair_type, state, pair, error=str(error), status=400)
     following = _following(pair_set, pair, pair_type=pair_type, state=state)
     query = {k: v for k, v in (("type", pair_type), ("state", state)) if v}
     if following is not None:
