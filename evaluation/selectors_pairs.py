@@ -1,21 +1,12 @@
-"""Reads for pair evaluations: which pairs of a set count, and what a system scored on them.
-
-A pair counts once a reviewer accepted it and the annotators did not drop it: ``review`` is
-accepted and ``annotator_verdict`` is empty (never sent to annotators) or ``kept``. Pairs still
-pending review, rejected, being scored by annotators (``undecided``) or dropped by them are not
-evaluated; a result computed while a pair counted stays stored but leaves the summary.
-"""
+"""Reads for pair evaluations: what a system scored on the pairs of a set that count
+(:func:`pairs.selectors.counted_pairs`); a result computed while a pair counted stays stored but
+leaves the summary when the pair stops counting."""
 
 from django.db.models import Count, QuerySet
 
 from evaluation.models import PairEvaluation, PairResult
 from pairs.models import AnnotatorVerdict, Pair, Review
-
-COUNTED_VERDICTS = (AnnotatorVerdict.NOT_SENT, AnnotatorVerdict.KEPT)
-
-
-def counted_pairs(*, pair_set_id: int) -> QuerySet[Pair]:
-    return Pair.objects.filter(pair_set_id=pair_set_id, review=Review.ACCEPTED, annotator_verdict__in=COUNTED_VERDICTS)
+from pairs.selectors import COUNTED_VERDICTS, counted_pairs
 
 
 def pending_pairs(*, evaluation: PairEvaluation) -> QuerySet[Pair]:

@@ -7,9 +7,16 @@ from collections.abc import Iterator
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Repository, Utterance
-from pairs.models import Pair, PairSet, Review
+from pairs.models import AnnotatorVerdict, Pair, PairSet, Review
 
 _CHUNK = 5000
+# A pair is evaluated once a reviewer accepted it and the annotators did not drop it: never sent to
+# them, or kept. Pairs pending review, rejected, being scored (undecided) or dropped are not.
+COUNTED_VERDICTS = (AnnotatorVerdict.NOT_SENT, AnnotatorVerdict.KEPT)
+
+
+def counted_pairs(*, pair_set_id: int) -> QuerySet[Pair]:
+    return Pair.objects.filter(pair_set_id=pair_set_id, review=Review.ACCEPTED, annotator_verdict__in=COUNTED_VERDICTS)
 
 
 def repository_texts(*, repository: Repository) -> Iterator[str]:
