@@ -11,7 +11,8 @@ One pair per line::
 the smallest whole-word spans outside which the responses agree are computed; given spans must
 leave the text outside them the same. An imported pair is ``accepted`` unless its line says
 ``pending`` or ``rejected``: a hand-made pair has had its review. The whole file is checked and
-stored in one transaction: one bad line and nothing is imported.
+stored in one transaction: one bad line and nothing is imported. A last line cut off (no newline,
+not JSON) is skipped and counted, as in the other JSON-lines imports.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, parse_json_line
+from core.lines import JSONSyntaxError, LineReader, parse_json_line
 from pairs.edits import Criterion
 from pairs.models import Pair, PairSet, Review
 from pairs.selectors import review_counts
@@ -69,7 +70,8 @@ def pairs_import(*, set_name: str, path: Path | str, description: str = "", crea
         seen: dict[str, int] = {}
         batch: list[Pair] = []
         count = 0
-        for number, pair in _read(path, max_bytes=max_bytes, pair_set=pair_set):
+        skipped = {"skipped_truncated_last_line": 0}
+        for number, pair in _read(path, max_bytes=max_bytes, pair_set=pair_set, skipped=skipped):
             if pair.key in seen:
                 raise ImportFileError(path, number, None, f"the same pair as line {seen[pair.key]}")
             seen[pair.key] = number
@@ -82,7 +84,7 @@ def pairs_import(*, set_name: str, path: Path | str, description: str = "", crea
         count += len(batch)
         if not count:
             raise ImportFileError(path, None, None, "has no pair")
-        report = {"set": set_name, "file": path.name, "file_sha256": digest, "pairs": count}
+        report = {"set": set_name, "file": path.name, "file_sha256": digest, "pairs": count, **skipped}
         report.update(review_counts(pair_set=pair_set))
         PairSet.objects.filter(pk=pair_set.pk).update(report=report)
     return report
@@ -125,13 +127,21 @@ def pair_record(pair: Pair) -> dict:
     }
 
 
-def _read(path: Path, *, max_bytes: int, pair_set: PairSet) -> Iterator[tuple[int, Pair]]:
+def _read(path: Path, *, max_bytes: int, pair_set: PairSet, skipped: dict) -> Iterator[tuple[int, Pair]]:
     for line in LineReader(path, max_bytes=max_bytes):
         if line.too_long:
             raise ImportFileError(path, line.number, None, f"line is longer than {max_bytes} bytes")
         if not line.data.strip():
             continue
-        data = parse_json_line(line.data, path=path, line=line.number)
+        try:
+            data = parse_json_line(line.data, path=path, line=line.number)
+        except JSONSyntaxError:
+            if line.terminated:
+                raise
+            # a last line without its newline that is not JSON: a file cut off while written,
+            # skipped and counted as the other JSON-lines imports do
+            skipped["skipped_truncated_last_line"] += 1
+            continue
         yield line.number, _pair(data, pair_set=pair_set, path=path, line=line.number)
 
 

@@ -1,5 +1,5 @@
-"""Malformed files of the JSON formats: JSONL dialogues, human_scores.jsonl, and Zhao et al.'s
-ratings JSON."""
+"""Malformed files of the JSON formats: JSONL dialogues, human_scores.jsonl, contrastive pairs, and
+Zhao et al.'s ratings JSON."""
 
 import json
 
@@ -182,4 +182,42 @@ HUMAN = [
     Case("human-ratings", "same-item-twice", put(4, json.dumps(zhao_item(1))), 2, "dialogue_id"),
     Case("human-ratings", "latin-1-byte", swap(3, "good", LATIN1), None),
     Case("human-ratings", "trailing-comma", lambda base: lines([*base[:-2], base[-2] + ",", base[-1]]), 3),
+]
+
+PAIRS_JSONL = [
+    Case("pairs-jsonl", "nul-escape", swap(2, '"Are you late?"', '"Are you\\u0000 late?"'), 2),
+    Case("pairs-jsonl", "lone-surrogate-in-context", swap(2, '"Almost."', '"Al\\ud800most."'), 2, "context[1]"),
+    Case("pairs-jsonl", "a-list-not-an-object", put(2, '["You are late.", "Are you late?"]'), 2),
+    Case("pairs-jsonl", "incorrect-missing", swap(2, ', "incorrect": "Are you late?"', ""), 2, "incorrect"),
+    Case("pairs-jsonl", "incorrect-same-as-correct", swap(2, '"Are you late?"', '"You are late."'), 2, "incorrect"),
+    Case("pairs-jsonl", "context-not-a-list", swap(2, '["Ready?", "Almost."]', '"Ready?"'), 2, "context"),
+    Case("pairs-jsonl", "type-with-spaces", swap(2, '"sentence"', '"sentence type"'), 2, "type"),
+    Case("pairs-jsonl", "unknown-criterion", swap(3, '"el"', '"best"'), 3, "criterion"),
+    Case("pairs-jsonl", "unknown-field", swap(2, '"type"', '"colour": 1, "type"'), 2, "colour"),
+    Case(
+        "pairs-jsonl",
+        "spans-outside-the-text",
+        swap(2, '"type"', '"span": [0, 99], "incorrect_span": [0, 1], "type"'),
+        2,
+        "span",
+    ),
+    Case("pairs-jsonl", "duplicate-key", swap(2, '"type": "sentence"', '"type": "sentence", "type": "x"'), 2, "type"),
+    Case("pairs-jsonl", "nan", swap(2, '"type"', '"w": NaN, "type"'), 2),
+    Case("pairs-jsonl", "nesting-200k-deep", put(2, "[" * 200_000), 2),
+    Case(
+        "pairs-jsonl",
+        "the-same-pair-twice",
+        put(
+            3,
+            '{"context": ["Ready?", "Almost."], "correct": "You are late.", '
+            '"incorrect": "Are you late?", "type": "sentence"}',
+        ),
+        3,
+    ),
+    Case("pairs-jsonl", "correct-too-long", swap(2, '"You are late."', json.dumps(TOO_LONG)), 2, "correct"),
+    Case("pairs-jsonl", "cut-middle-line", put(2, '{"context": ["Ready?", '), 2),
+    Case("pairs-jsonl", "trailing-garbage", swap(2, '"sentence"}', '"sentence"} x'), 2),
+    Case("pairs-jsonl", "latin-1-byte", swap(2, "late", LATIN1), 2),
+    Case("pairs-jsonl", "bom-on-a-later-line", swap(2, "{", "\ufeff{"), 2),
+    Case("pairs-jsonl", "cut-last-line", cut_last_line(30), skip="skipped_truncated_last_line"),
 ]

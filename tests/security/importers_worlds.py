@@ -17,6 +17,7 @@ from crowd.models import CrowdAssignment
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.review import link_approvals_import
 from evaluation.services.human_import import zhao_ratings_import
+from pairs.services.transfer import pairs_import
 from retrieval.services.repository_import import repository_import
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
@@ -40,6 +41,24 @@ REPOSITORY = ["Where were you last night?", "I was at home.", "See you tomorrow.
 CORNELL_SEP = " +++$+++ "
 CORNELL = [CORNELL_SEP.join([f"L{n}", "u0", "m0", "BIANCA", text]) for n, text in enumerate(REPOSITORY, 1)]
 APPROVALS = ["worker_id,status,feedback", "P1,APPROVED,", "P2,REJECTED,too fast"]
+
+
+PAIRS = [
+    {
+        "context": ["Is it far?", "Ten minutes.", "On foot?"],
+        "correct": "I walk to the bus.",
+        "incorrect": "I walk from the bus.",
+        "type": "function",
+    },
+    {"context": ["Ready?", "Almost."], "correct": "You are late.", "incorrect": "Are you late?", "type": "sentence"},
+    {
+        "context": ["Hi."],
+        "correct": "The tea is cold.",
+        "incorrect": "The lamp is cold.",
+        "type": "content",
+        "criterion": "el",
+    },
+]
 
 
 def zhao_item(i: int) -> dict:
@@ -196,6 +215,12 @@ IMPORTERS = {
             changed_rows=_approvals_rows,
         ),
         Importer(
+            name="pairs-jsonl",
+            filename="pairs.jsonl",
+            base=lambda world: jsonl_lines(PAIRS),
+            run=lambda path, world: pairs_import(set_name="corpus", path=path),
+        ),
+        Importer(
             name="human-ratings",
             filename="ratings.json",
             # one item per line, so that a case can change an item as a line
@@ -207,7 +232,7 @@ IMPORTERS = {
     ]
 }
 
-_APPS = ("core", "annotation", "crowd", "retrieval", "evaluation")
+_APPS = ("core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation")
 
 
 def database_rows(importer: Importer, world: dict) -> tuple:
