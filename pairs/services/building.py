@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import Count
 
 from annotation.models import Question, Repository, Turn
 from annotation.selectors import empty_ground_truths, testset_dataset_get
@@ -154,7 +155,7 @@ def _build_batch(pair_set, batch, *, rules: list[EditRule], seed: int, per_quest
     for question_id, ground_truth, context_id in batch:
         context = turns.get(context_id, [])
         build = QuestionBuild(pair_set=pair_set, question_id=question_id, outcomes={})
-        keys: set[str] = set()
+        keys: set[str] = set()  # the same edit proposed twice (two rules, two samples) is one pair
         for rule in rules:
             rng = rule_rng(seed=seed, rule_type=rule.type, context=context, response=ground_truth)
             try:
@@ -170,10 +171,16 @@ def _build_batch(pair_set, batch, *, rules: list[EditRule], seed: int, per_quest
                 if key not in keys:
                     keys.add(key)
                     pairs.append(_pair(pair_set, question_id, context, ground_truth, edit, key, seed))
-        build.pairs_added = len(keys)
         builds.append(build)
+    in_batch = Pair.objects.filter(pair_set=pair_set, question_id__in=[b.question_id for b in builds])
     with transaction.atomic():
-        Pair.objects.bulk_create(pairs, ignore_conflicts=True)  # a pair another worker saved stays as it is
+        before = _per_question(in_batch)
+        # a pair saved before (by a run that failed on another rule of the question, or by the same
+        # dialogue in another question) stays as it is and is not counted again
+        Pair.objects.bulk_create(pairs, ignore_conflicts=True)
+        after = _per_question(in_batch)
+        for build in builds:
+            build.pairs_added = after.get(build.question_id, 0) - before.get(build.question_id, 0)
         QuestionBuild.objects.bulk_create(
             builds,
             update_conflicts=True,
@@ -181,6 +188,10 @@ def _build_batch(pair_set, batch, *, rules: list[EditRule], seed: int, per_quest
             update_fields=["outcomes", "pairs_added", "error"],
         )
     return builds
+
+
+def _per_question(pairs) -> dict[int, int]:
+    return dict(pairs.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
 
 
 def _pair(pair_set, question_id: int, context: list[str], correct: str, edit: Edit, key: str, seed: int) -> Pair:

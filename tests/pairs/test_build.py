@@ -164,3 +164,10 @@ def test_the_command_runs_the_job_and_prints_its_report(pair_dataset, stand_in_r
         "per_question": 1,
         "seed": 2,
     }
+
+
+def test_a_rerun_after_a_failure_does_not_count_the_pairs_it_kept_again(pair_dataset, stand_in_rules):
+    build(types=("sentence", "function"))  # the sentence pair of the "bank" question is kept, function failed
+    _, report = build(types=("sentence", "function"))
+    assert report["pairs_added"] == 0 and report["failed"] == 1
+    assert Pair.objects.count() == 5
