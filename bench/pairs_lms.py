@@ -2,7 +2,7 @@
 6-layer GPT-2 with one byte-level BPE tokenizer, trained for different numbers of steps, so that
 their held-out perplexities differ and pair correctness can be compared with that order.
 
-    .venv/bin/python bench/pairs_lms.py --out /tmp/pairs-lms
+    .venv/bin/python bench/pairs_lms.py --out /tmp/pairs-lms [--checkpoints 150,300,450]
 
 Training text: every DailyDialog train dialogue as its turns joined by newlines (the context
 template of the systems that score the pairs: ``ContextTemplate("\\n")``), cut into blocks of 128
@@ -63,7 +63,15 @@ def blocks(tokenizer, train: list[list[str]]) -> torch.Tensor:
     return torch.tensor(ids[: n * BLOCK]).view(n, BLOCK)
 
 
-def train(name: str, tokenizer, data: torch.Tensor, out: Path, *, batch: int, seed: int) -> None:
+def save(model, tokenizer, folder: Path) -> None:
+    model.eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    model.train()
+
+
+def train(
+    name: str, tokenizer, data: torch.Tensor, out: Path, *, batch: int, seed: int, checkpoints: frozenset[int]
+) -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     layers, width, heads, steps = MODELS[name]
@@ -97,9 +105,10 @@ def train(name: str, tokenizer, data: torch.Tensor, out: Path, *, batch: int, se
         optimiser.zero_grad(set_to_none=True)
         if step % 200 == 0 or step == steps - 1:
             print(f"{name} step {step + 1}/{steps}: loss {loss.item():.3f} ({time.perf_counter() - started:.0f} s)")
+        if step + 1 in checkpoints and step + 1 < steps:
+            save(model, tokenizer, out / f"{name}-step{step + 1}")
     folder = out / name
-    model.eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    save(model, tokenizer, folder)
     params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {layers} layers, width {width}, {params / 1e6:.1f} M parameters, {steps} steps -> {folder}")
 
@@ -111,6 +120,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", choices=sorted(MODELS), default=None)
+    parser.add_argument(
+        "--checkpoints", default="", help="also save each model after these steps (comma-separated), as more models"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -121,7 +133,8 @@ def main() -> None:
     print(f"{len(train_dialogues)} dialogues, {data.numel():,} tokens in {len(data)} blocks of {BLOCK}")
     print(f"one epoch is {math.ceil(len(data) / args.batch)} steps of {args.batch} blocks")
     for name in [args.only] if args.only else MODELS:
-        train(name, tokenizer, data, args.out, batch=args.batch, seed=args.seed)
+        checkpoints = frozenset(int(s) for s in args.checkpoints.split(",") if s)
+        train(name, tokenizer, data, args.out, batch=args.batch, seed=args.seed, checkpoints=checkpoints)
 
 
 if __name__ == "__main__":
