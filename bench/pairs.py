@@ -156,9 +156,10 @@ def score_models(folder: Path, pairs, *, batch_tokens: int) -> None:
 
     held_out = questions("validation")
     print(f"\nmodels ({folder}); perplexity on {len(held_out)} DailyDialog validation fourth turns:")
-    header = f"  {'model':10} {'params':>7} {'perplexity':>10}  {'all pairs':>22}"
+    header = f"  {'model':14} {'params':>7} {'perplexity':>10}  {'all pairs':>22}"
     kinds = sorted({p["type"] for p in pairs})
     print(header + "".join(f"  {k:>22}" for k in kinds))
+    measured: list[tuple[str, float, list[float]]] = []
     for name in sorted(p.name for p in folder.iterdir() if (p / "config.json").exists()):
         tokenizer = AutoTokenizer.from_pretrained(folder / name)
         model = AutoModelForCausalLM.from_pretrained(folder / name).eval()
@@ -175,11 +176,22 @@ def score_models(folder: Path, pairs, *, batch_tokens: int) -> None:
         for kind in kinds:
             cells.append(accuracy_summary([c for c, p in zip(correct, pairs, strict=True) if p["type"] == kind]))
         params = sum(p.numel() for p in model.parameters()) / 1e6
+        measured.append((name, perplexity, [c["accuracy"] for c in cells]))
         text = "".join(
             f"  {100 * c['accuracy']:5.1f} [{100 * c['ci95'][0]:4.1f}, {100 * c['ci95'][1]:4.1f}] n={c['questions']:<4}"
             for c in cells
         )
-        print(f"  {name:10} {params:6.1f}M {perplexity:10.1f}{text}")
+        print(f"  {name:14} {params:6.1f}M {perplexity:10.1f}{text}")
+    if len(measured) >= 3:
+        from scipy import stats
+
+        print("\nrank agreement with held-out perplexity (lower perplexity, higher correctness), over models:")
+        for column, label in enumerate(["all pairs", *kinds]):
+            correctness = [m[2][column] for m in measured]
+            negated = [-m[1] for m in measured]
+            rho = stats.spearmanr(negated, correctness).statistic
+            tau = stats.kendalltau(negated, correctness).statistic
+            print(f"  {label:10} Spearman {rho:+.3f}  Kendall {tau:+.3f}")
 
 
 def main() -> None:
