@@ -61,12 +61,11 @@ def repository_texts() -> list[str]:
 
 
 def build_rules(texts: list[str]):
-    from pairs.rules.function_words import FunctionWordRule
-    from pairs.rules.sentence_type import SentenceTypeRule
-
     from pairs.bigram import BigramLM
     from pairs.nouns import NounLexicon
     from pairs.rules.content_words import ContentWordRule
+    from pairs.rules.function_words import FunctionWordRule
+    from pairs.rules.sentence_type import SentenceTypeRule
 
     started = time.perf_counter()
     lm = BigramLM.fit(texts)
