@@ -23,6 +23,9 @@ FIELDS = ("question_id", "context", "choices", "label", "sources", "derived_from
 GROUND_TRUTH_SOURCE = "ground_truth"
 SOURCES = (GROUND_TRUTH_SOURCE, *CandidateSource.values)
 MAX_QUESTION_ID_CHARS = 200
+# Bounds that keep one line from creating thousands of placeholder annotators or candidates.
+MAX_CHOICES = 1000
+MAX_SCORES_PER_CHOICE = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,8 @@ def _parse(line: RawLine, *, path: Path) -> HFRecord | None:
     question_id = _identifier(obj["question_id"], path=path, line=n, field="question_id")
     context = _texts(obj["context"], path=path, line=n, field="context", minimum=1)
     choices = _texts(obj["choices"], path=path, line=n, field="choices", minimum=2)
+    if len(choices) > MAX_CHOICES:
+        raise ImportFileError(path, n, "choices", f"has {len(choices)} choices; the limit is {MAX_CHOICES}")
     seen: dict[str, int] = {}
     for i, text in enumerate(choices):
         first = seen.setdefault(text_hash(text), i)
@@ -165,6 +170,10 @@ def _scores(value, *, path: Path, line: int, n_choices: int) -> list[list[int]]:
     for i, scores in enumerate(value):
         if not isinstance(scores, list):
             raise ImportFileError(path, line, f"scores[{i}]", "must be a list of scores (empty when unscored)")
+        if len(scores) > MAX_SCORES_PER_CHOICE:
+            raise ImportFileError(
+                path, line, f"scores[{i}]", f"has {len(scores)} scores; the limit is {MAX_SCORES_PER_CHOICE}"
+            )
         for j, score in enumerate(scores):
             if isinstance(score, bool) or not isinstance(score, int) or not Score.MIN_VALUE <= score <= Score.MAX_VALUE:
                 raise ImportFileError(
