@@ -11,10 +11,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Annotator, Candidate, Dataset, Question, Score, TestSet, TestSetQuestion
+from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
 from annotation.services.testset_import import testset_import
 from annotation.services.testset_import_hf import testset_hf_import
+from annotation.testset_io import testset_items
 from core.errors import ImportFileError, UserError
+from tests.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -283,3 +286,39 @@ def test_the_command_imports_a_folder_with_format_hf(tmp_path):
 def test_the_command_refuses_tsv_options_with_format_hf(tmp_path):
     with pytest.raises(CommandError, match="--scores: for the tsv format only"):
         call_command("import_testset", tmp_path, format="hf", scores=tmp_path / "s.jsonl", stdout=StringIO())
+
+
+def hf_lines(testset: TestSet) -> list[dict]:
+    """The test set as the format describes it (what an export to a folder holds)."""
+    items = list(testset_items(testset))
+    ids = {item.question_id: f"{testset.name}-{item.position:04d}" for item in items}
+    return [
+        {
+            "question_id": ids[item.question_id],
+            "context": [t.text for t in item.turns],
+            "choices": [c.candidate.text for c in item.candidates],
+            "label": next(i for i, c in enumerate(item.candidates) if c.is_ground_truth),
+            "sources": ["ground_truth" if c.candidate.is_ground_truth else c.candidate.source for c in item.candidates],
+            "derived_from": ids.get(item.derived_from_id),
+            "scores": [[value for _, value in c.scores] for c in item.candidates],
+        }
+        for item in items
+    ]
+
+
+def test_a_built_release_with_a_derived_question_comes_back_as_it_was(tmp_path, scored_question):
+    # given a test set built here, one of whose questions is derived
+    dataset = DatasetFactory(name="build")
+    scored_question(dataset=dataset, gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1]] * 4)
+    scored_question(dataset=dataset, gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1]] * 7 + [[4, 4, 5, 1, 2]])
+    built = hf_lines(testset_build(dataset_name="build", name="r1", seed=1))
+    assert sum(line["derived_from"] is not None for line in built) == 1
+    # when it is written in the format and imported into another dataset
+    testset_hf_import(folder=write_release(tmp_path / "r1", built), dataset_name="copy", name="r1-copy")
+    # then the copy holds the same questions, choices, labels, links and scores
+    copied = hf_lines(TestSet.objects.get(name="r1-copy"))
+    for line in built:
+        line["question_id"] = line["question_id"].replace("r1-", "r1-copy-")
+        if line["derived_from"]:
+            line["derived_from"] = line["derived_from"].replace("r1-", "r1-copy-")
+    assert copied == built
