@@ -37,6 +37,19 @@ class ImportTestsetParams(JobParams):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImportHFTestsetParams(JobParams):
+    """A test set folder in the Hugging Face layout (export_testset --format hf) imported as a
+    dataset and a frozen test set."""
+
+    kind: ClassVar[str] = "import_testset_hf"
+    label: ClassVar[str] = "import test set folder (Hugging Face layout)"
+
+    path: str
+    dataset: str | None = None  # None: the test set's name
+    name: str | None = None  # None: the name in the folder's manifest.json, else the folder's name
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImportScoresParams(JobParams):
     kind: ClassVar[str] = "import_scores"
     label: ClassVar[str] = "import scores"

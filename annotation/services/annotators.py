@@ -1,6 +1,6 @@
 """Annotator identities that imports and providers create on the fly."""
 
-from annotation.models import Annotator, AnnotatorProvider
+from annotation.models import Annotator, AnnotatorProvider, Score
 
 
 def imported_annotators_get_or_create(*, namespace: str, count: int) -> list[Annotator]:
@@ -21,6 +21,18 @@ def imported_annotators_get_or_create(*, namespace: str, count: int) -> list[Ann
     for annotator in Annotator.objects.bulk_create(missing):
         existing[annotator.external_id] = annotator
     return [existing[label] for label in labels]
+
+
+def imported_score_rows(
+    *, candidate_ids: list[int], score_lists: list[list[int]], annotators: list[Annotator]
+) -> list[Score]:
+    """Unsaved scores: the i-th value of a candidate's list by placeholder annotator i (a list may be
+    shorter than ``annotators`` when scoring stopped early for that candidate)."""
+    return [
+        Score(candidate_id=candidate_id, annotator=annotator, value=value)
+        for candidate_id, values in zip(candidate_ids, score_lists, strict=True)
+        for annotator, value in zip(annotators[: len(values)], values, strict=True)
+    ]
 
 
 def annotators_by_label(*, labels: set[str]) -> dict[str, Annotator]:

@@ -5,6 +5,7 @@ from pathlib import Path
 from annotation.job_params import (
     BuildTestsetParams,
     ImportDialoguesParams,
+    ImportHFTestsetParams,
     ImportScoresParams,
     ImportTestsetParams,
     QualityRefreshParams,
@@ -18,6 +19,7 @@ from .quality import quality_refresh
 from .score_import import scores_import
 from .testset_build import testset_build
 from .testset_import import testset_import
+from .testset_import_hf import testset_hf_import
 
 
 def import_dialogues(params: ImportDialoguesParams, job: Job, progress: JobProgress) -> dict:
@@ -40,6 +42,10 @@ def import_testset(params: ImportTestsetParams, job: Job, progress: JobProgress)
         encoding=params.encoding,
         progress=progress,
     )
+
+
+def import_testset_hf(params: ImportHFTestsetParams, job: Job, progress: JobProgress) -> dict:
+    return testset_hf_import(folder=Path(params.path), dataset_name=params.dataset, name=params.name, progress=progress)
 
 
 def import_scores(params: ImportScoresParams, job: Job, progress: JobProgress) -> dict:
@@ -70,6 +76,7 @@ def refresh_quality(params: QualityRefreshParams, job: Job, progress: JobProgres
 HANDLERS = {
     ImportDialoguesParams: import_dialogues,
     ImportTestsetParams: import_testset,
+    ImportHFTestsetParams: import_testset_hf,
     ImportScoresParams: import_scores,
     BuildTestsetParams: build_testset,
     QualityRefreshParams: refresh_quality,

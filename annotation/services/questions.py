@@ -19,6 +19,8 @@ class QuestionRecord:
     ground_truth: str
     false_candidates: list[str] = field(default_factory=list)
     speakers: list[str] | None = None
+    # CandidateSource of each candidate, ground truth first (None: all "imported")
+    sources: list[str] | None = None
 
 
 @dataclass(slots=True)
@@ -97,7 +99,7 @@ def questions_bulk_create(
                 text=text,
                 text_hash=text_hash(text),
                 is_ground_truth=(i == 0),
-                source=CandidateSource.IMPORTED,
+                source=(r.sources[i] if r.sources else CandidateSource.IMPORTED),
             )
             for q, r in zip(questions, records, strict=True)
             for i, text in enumerate([r.ground_truth, *r.false_candidates])

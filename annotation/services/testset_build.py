@@ -105,7 +105,7 @@ def testset_build(
             "name": name,
             "dataset": dataset.name,
             "created_at": timezone.now().isoformat(),
-            "software": {"wellchosen": _package_version()},
+            "software": {"wellchosen": package_version()},
             "seed": seed,
             "false_per_question": false_per_question,
             "annotators_per_item": dataset.annotators_per_item,
@@ -125,7 +125,7 @@ def testset_build(
                 "release": candidates_agreement(candidate_ids=[r.candidate_id for r in rows]),
             },
         }
-        testset.manifest["files"] = {kind: _file_entry(testset, kind) for kind in EXPORTS}
+        testset.manifest["files"] = testset_file_entries(testset)
         testset.save(update_fields=["manifest"])
     return testset
 
@@ -171,6 +171,11 @@ def _score_snapshots(candidate_ids: list[int]) -> dict[int, list]:
     return snapshots
 
 
+def testset_file_entries(testset: TestSet) -> dict:
+    """The manifest's "files": each export's name, sha256 and format version, as the test set is now."""
+    return {kind: _file_entry(testset, kind) for kind in EXPORTS}
+
+
 def _file_entry(testset: TestSet, kind: str) -> dict:
     digest = hashlib.sha256()
     for chunk in render_export(testset, kind):
@@ -182,7 +187,7 @@ def _file_entry(testset: TestSet, kind: str) -> dict:
     }
 
 
-def _package_version() -> str:
+def package_version() -> str:
     try:
         return version("wellchosen")
     except PackageNotFoundError:

@@ -15,7 +15,7 @@ from core.errors import ImportFileError, UserError
 from core.lines import LineReader, RawLine, decode_field, encoding_check, parse_json_line
 from core.services.jobs import JobProgress
 
-from .annotators import imported_annotators_get_or_create
+from .annotators import imported_annotators_get_or_create, imported_score_rows
 from .datasets import dataset_get_or_create
 from .questions import (
     CreatedQuestion,
@@ -183,10 +183,8 @@ def _flush(batch, *, dataset, path: Path, report: dict, shape: _Shape) -> None:
             continue
         if shape.annotators is None:
             shape.annotators = imported_annotators_get_or_create(namespace=dataset.name, count=shape.n_annotators)
-        for candidate_id, values in zip(item.candidate_ids, scores, strict=True):
-            score_rows.extend(
-                Score(candidate_id=candidate_id, annotator=annotator, value=value)
-                for annotator, value in zip(shape.annotators, values, strict=True)
-            )
+        score_rows += imported_score_rows(
+            candidate_ids=item.candidate_ids, score_lists=scores, annotators=shape.annotators
+        )
     Score.objects.bulk_create(score_rows)
     report["scores"] += len(score_rows)

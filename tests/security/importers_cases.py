@@ -7,7 +7,7 @@ lines 1-3 (the scores CSV has its header on line 1; the ratings JSON has "[" on 
 """
 
 from tests.security.importers_build import Case, encoded, whole
-from tests.security.importers_cases_json import DIALOGUES_JSONL, HUMAN, PAIRS_JSONL, TESTSET_SCORES
+from tests.security.importers_cases_json import DIALOGUES_JSONL, HUMAN, PAIRS_JSONL, TESTSET_HF_CASES, TESTSET_SCORES
 from tests.security.importers_cases_text import (
     APPROVALS,
     DIALOGUES_DD,
@@ -43,4 +43,4 @@ GENERIC = [
 CR_ONLY = [Case(importer, "cr-only-line-ends", encoded("utf-8", eol="\r"), line=1) for importer in LINE_BASED]
 
 CASES = GENERIC + CR_ONLY + DIALOGUES_DD + DIALOGUES_JSONL + TESTSET_TSV + TESTSET_SCORES + SCORES_CSV
-CASES += REPOSITORY_LINES + REPOSITORY_OTHER + APPROVALS + HUMAN + PAIRS_JSONL
+CASES += REPOSITORY_LINES + REPOSITORY_OTHER + APPROVALS + HUMAN + PAIRS_JSONL + TESTSET_HF_CASES

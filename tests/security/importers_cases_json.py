@@ -1,5 +1,5 @@
-"""Malformed files of the JSON formats: JSONL dialogues, human_scores.jsonl, contrastive pairs, and
-Zhao et al.'s ratings JSON."""
+"""Malformed files of the JSON formats: JSONL dialogues, human_scores.jsonl, a Hugging Face test set
+folder's data file, contrastive pairs, and Zhao et al.'s ratings JSON."""
 
 import json
 
@@ -10,12 +10,13 @@ from tests.security.importers_build import (
     Case,
     append,
     cut_last_line,
+    gzipped,
     lines,
     put,
     swap,
     whole,
 )
-from tests.security.importers_worlds import ZHAO, zhao_item
+from tests.security.importers_worlds import TESTSET_HF, ZHAO, zhao_item
 
 JSONL_BAD = '{"context": ["Ready?", "Almost.", "Hurry up."], '
 DIALOGUES_JSONL = [
@@ -108,6 +109,99 @@ TESTSET_SCORES = [
     Case("testset-scores", "not-json", put(2, "5 5 4 5 5"), 2),
     Case("testset-scores", "line-too-long", put(2, "[" + ", ".join(["1"] * 40_000) + "]"), 2),
     Case("testset-scores", "duplicate-key", put(2, '{"a": 1, "a": 2}'), 2),
+]
+
+
+def hf_put(n: int, **changes) -> Build:
+    """Line ``n`` of the test set's data file with ``changes``; a value of ... removes the field."""
+    record = {k: v for k, v in {**TESTSET_HF[n - 1], **changes}.items() if v is not ...}
+    return put(n, json.dumps(record))
+
+
+HF_LINE_2 = json.dumps(TESTSET_HF[1])
+TESTSET_HF_CASES = [
+    Case("testset-hf", "nul-escape-in-a-choice", swap(2, '"Coming!"', '"Com\\u0000ing!"'), 2, "choices[2]"),
+    Case("testset-hf", "raw-nul-in-a-string", swap(2, "Coming!", "Com\x00ing!"), 2),
+    Case("testset-hf", "lone-surrogate-in-context", swap(2, '"Almost."', '"Al\\ud800most."'), 2, "context[1]"),
+    Case("testset-hf", "surrogate-in-a-key", swap(2, '"label"', '"\\ud800"'), 2),
+    Case("testset-hf", "a-list-not-an-object", put(2, '["Ready?", "Coming!"]'), 2),
+    Case("testset-hf", "derived-from-missing", hf_put(2, derived_from=...), 2, "derived_from"),
+    Case("testset-hf", "unknown-field", swap(2, '"label"', '"colour": 1, "label"'), 2, "colour"),
+    Case("testset-hf", "duplicate-key", swap(2, '"label": 2', '"label": 2, "label": 0'), 2, "label"),
+    Case("testset-hf", "question-id-repeated", hf_put(2, question_id="corpus-0001"), 2, "question_id"),
+    Case("testset-hf", "question-id-a-number", hf_put(2, question_id=2), 2, "question_id"),
+    Case("testset-hf", "question-id-blank", hf_put(2, question_id=" "), 2, "question_id"),
+    Case("testset-hf", "context-not-a-list", hf_put(2, context="Ready?"), 2, "context"),
+    Case("testset-hf", "context-empty", hf_put(2, context=[]), 2, "context"),
+    Case("testset-hf", "context-turn-a-number", swap(2, '"Almost."', "7"), 2, "context[1]"),
+    Case("testset-hf", "choices-a-string", hf_put(2, choices="Coming!"), 2, "choices"),
+    Case(
+        "testset-hf",
+        "one-choice-only",
+        hf_put(2, choices=["Coming!"], label=0, sources=["ground_truth"], scores=[[]]),
+        2,
+        "choices",
+    ),
+    Case("testset-hf", "blank-choice", swap(2, '"The shop was closed."', '" \\t "'), 2, "choices[1]"),
+    Case("testset-hf", "choice-too-long", swap(2, '"The shop was closed."', json.dumps(TOO_LONG)), 2, "choices[1]"),
+    Case("testset-hf", "choice-repeats-another", swap(2, '"Coming!"', '"the shop  was closed."'), 2, "choices[2]"),
+    Case(
+        "testset-hf",
+        "choice-count-changes",
+        hf_put(
+            2, choices=["A.", "B.", "C.", "D."], label=3, sources=["lexical"] * 3 + ["ground_truth"], scores=[[]] * 4
+        ),
+        2,
+        "choices",
+    ),
+    Case("testset-hf", "label-out-of-range", swap(2, '"label": 2', '"label": 3'), 2, "label"),
+    Case("testset-hf", "label-negative", swap(2, '"label": 2', '"label": -1'), 2, "label"),
+    Case("testset-hf", "label-a-boolean", swap(2, '"label": 2', '"label": true'), 2, "label"),
+    Case("testset-hf", "label-a-string", swap(2, '"label": 2', '"label": "2"'), 2, "label"),
+    Case("testset-hf", "label-of-5000-digits", swap(2, '"label": 2', '"label": ' + "9" * 5000), 2),
+    Case("testset-hf", "sources-too-short", hf_put(2, sources=["lexical", "ground_truth"]), 2, "sources"),
+    Case("testset-hf", "source-unknown", swap(2, '"lexical"', '"bm25"'), 2, "sources[0]"),
+    Case(
+        "testset-hf", "ground-truth-source-on-a-false-choice", swap(2, '"lexical"', '"ground_truth"'), 2, "sources[0]"
+    ),
+    Case("testset-hf", "scores-too-short", hf_put(2, scores=[[1], [1]]), 2, "scores"),
+    Case("testset-hf", "scores-a-number", hf_put(2, scores=[[1], 3, [1]]), 2, "scores[1]"),
+    Case("testset-hf", "score-6", hf_put(2, scores=[[1], [1, 6], [4]]), 2, "scores[1][1]"),
+    Case("testset-hf", "score-negative", hf_put(2, scores=[[1], [1, -1], [4]]), 2, "scores[1][1]"),
+    Case("testset-hf", "score-a-fraction", hf_put(2, scores=[[1], [1, 4.5], [4]]), 2, "scores[1][1]"),
+    Case("testset-hf", "score-a-boolean", hf_put(2, scores=[[1], [1, True], [4]]), 2, "scores[1][1]"),
+    Case("testset-hf", "a-thousand-scores-for-a-choice", hf_put(2, scores=[[1], [1] * 1000, [4]]), 2, "scores[1]"),
+    Case(
+        "testset-hf",
+        "two-thousand-choices",
+        hf_put(2, choices=[f"C{i}." for i in range(2000)], label=0, sources=["lexical"] * 2000, scores=[[]] * 2000),
+        2,
+        "choices",
+    ),
+    Case("testset-hf", "score-nan", swap(2, "[4, 5, 5]", "[4, NaN, 5]"), 2),
+    Case("testset-hf", "derived-from-no-question", hf_put(3, derived_from="corpus-0009"), 3, "derived_from"),
+    Case("testset-hf", "derived-from-itself", hf_put(3, derived_from="corpus-0003"), 3, "derived_from"),
+    Case("testset-hf", "derived-on-another-context", hf_put(3, context=["Hi.", "Hello.", "Tea?"]), 3, "context"),
+    Case(
+        "testset-hf",
+        "derived-ground-truth-is-the-originals",
+        hf_put(3, choices=["Yes, please.", "Blue is nice.", "The bus is late."]),
+        3,
+        "label",
+    ),
+    Case("testset-hf", "shared-choice-scored-otherwise", hf_put(3, scores=[[4], [0], [5, 5, 5]]), 3, "scores[2]"),
+    Case("testset-hf", "nesting-200k-deep", put(2, "[" * 200_000), 2),
+    Case("testset-hf", "line-too-long", put(2, json.dumps(["word " * 120_000])), 2),
+    Case("testset-hf", "cut-middle-line", put(2, HF_LINE_2[:40]), 2),
+    Case("testset-hf", "trailing-garbage", put(2, HF_LINE_2 + " x"), 2),
+    Case("testset-hf", "two-objects-on-a-line", put(2, HF_LINE_2 + HF_LINE_2), 2),
+    Case("testset-hf", "latin-1-byte", swap(2, "Coming", LATIN1), 2),
+    Case("testset-hf", "bom-on-a-later-line", swap(2, "{", "\ufeff{"), 2),
+    Case(
+        "testset-hf", "gzip-with-nul", gzipped(swap(2, '"Coming!"', '"Com\\u0000ing!"')), 2, "choices[2]", suffix=".gz"
+    ),
+    Case("testset-hf", "blank-line-between", lambda base: lines([base[0], "", *base[1:]]), skip="skipped_blank"),
+    Case("testset-hf", "cut-last-line", cut_last_line(30), skip="skipped_truncated_last_line"),
 ]
 
 

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from annotation.services.dialogue_import import _parse_dailydialog, _parse_jsonl
 from annotation.services.score_import import _header, _parse_row, _split
+from annotation.services.testset_hf_records import FIELDS as HF_FIELDS
+from annotation.services.testset_hf_records import _parse as _parse_hf
 from annotation.services.testset_import import _next_scores, _parse_tsv_line, _Shape
 from core.errors import UserError
 from core.lines import LineReader, RawLine, csv_rows, decode_field, parse_json_line
@@ -220,6 +222,46 @@ def test_human_scores_come_back_as_written(scores):
     line = raw_line(json.dumps(scores).encode())
     shape = _Shape(context_turns=1)
     assert _next_scores(iter([line]), tsv_line=1, path=PATH, shape=shape, n_candidates=2) == scores
+
+
+@PROPERTY
+@given(data=file_bytes, terminated=st.booleans())
+def test_the_hf_test_set_parser_gives_a_question_a_skip_or_a_clear_error(data, terminated):
+    try:
+        _parse_hf(raw_line(data, terminated), path=PATH)
+    except CLEAN_ERRORS:
+        pass
+
+
+@PROPERTY
+@given(values=st.fixed_dictionaries({name: json_values for name in HF_FIELDS}))
+def test_the_hf_test_set_parser_refuses_any_wrong_value_clearly(values):
+    try:
+        _parse_hf(raw_line(json.dumps(values).encode("utf-8")), path=PATH)
+    except CLEAN_ERRORS:
+        pass
+
+
+@PROPERTY
+@given(
+    context=st.lists(utterance, min_size=1, max_size=4),
+    choices=st.lists(utterance, min_size=2, max_size=5, unique_by=lambda t: " ".join(t.split()).casefold()),
+    data=st.data(),
+)
+def test_hf_test_set_questions_come_back_as_written(context, choices, data):
+    label = data.draw(st.integers(0, len(choices) - 1))
+    scores = data.draw(st.lists(st.lists(st.integers(0, 5), max_size=5), min_size=len(choices), max_size=len(choices)))
+    sources = ["lexical" if i != label else "ground_truth" for i in range(len(choices))]
+    line = {"question_id": "q-1", "context": context, "choices": choices, "label": label, "sources": sources}
+    line |= {"derived_from": None, "scores": scores}
+    try:
+        record = _parse_hf(raw_line(json.dumps(line).encode("utf-8")), path=PATH)
+    except UserError as error:
+        assert "after normalisation" in str(error)  # texts that normalise alike (core.text.text_hash)
+        return
+    assert record.context == [clean_text(turn) for turn in context]
+    assert record.choices == [clean_text(choice) for choice in choices]
+    assert (record.label, record.scores, record.sources[label]) == (label, scores, "imported")
 
 
 @PROPERTY

@@ -13,6 +13,7 @@ from annotation.services.assignment import annotation_open
 from annotation.services.dialogue_import import dialogues_import
 from annotation.services.score_import import scores_import
 from annotation.services.testset_import import testset_import
+from annotation.services.testset_import_hf import testset_hf_import
 from crowd.models import CrowdAssignment
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.review import link_approvals_import
@@ -37,6 +38,37 @@ TSV = [
     ["Is it far?", "Ten minutes.", "On foot?", "By bus.", "It rained all day.", "Blue is nice."],
 ]
 TESTSET_SCORES = [[[5, 5, 4, 5, 5], [1, 1, 2, 1, 1], [0, 1, 1, 1, 1]] for _ in TSV]
+# A Hugging Face test set folder's data file: two original questions and one derived from the
+# first, which shares a choice with it (the same text, the same scores).
+TESTSET_HF = [
+    {
+        "question_id": "corpus-0001",
+        "context": ["Hi.", "Hello.", "Coffee?"],
+        "choices": ["The bus is late.", "Yes, please.", "I never drink tea."],
+        "label": 1,
+        "sources": ["lexical", "ground_truth", "dense"],
+        "derived_from": None,
+        "scores": [[1, 1, 2], [5, 5, 4], [0, 1, 1]],
+    },
+    {
+        "question_id": "corpus-0002",
+        "context": ["Ready?", "Almost.", "Hurry up."],
+        "choices": ["He went home.", "The shop was closed.", "Coming!"],
+        "label": 2,
+        "sources": ["lexical", "dense", "ground_truth"],
+        "derived_from": None,
+        "scores": [[1, 2, 1], [1, 1, 1], [4, 5, 5]],
+    },
+    {
+        "question_id": "corpus-0003",
+        "context": ["Hi.", "Hello.", "Coffee?"],
+        "choices": ["Sure, thanks.", "Blue is nice.", "The bus is late."],
+        "label": 0,
+        "sources": ["lexical", "generated", "lexical"],
+        "derived_from": "corpus-0001",
+        "scores": [[4, 4, 3], [0, 0, 1], [1, 1, 2]],
+    },
+]
 REPOSITORY = ["Where were you last night?", "I was at home.", "See you tomorrow."]
 CORNELL_SEP = " +++$+++ "
 CORNELL = [CORNELL_SEP.join([f"L{n}", "u0", "m0", "BIANCA", text]) for n, text in enumerate(REPOSITORY, 1)]
@@ -131,6 +163,11 @@ def _testset_scores_world(tmp: Path) -> dict:
     return {"tsv": tsv}
 
 
+def _testset_hf_world(tmp: Path) -> dict:
+    (tmp / "release" / "data").mkdir(parents=True)
+    return {}
+
+
 def _approvals_world(tmp: Path) -> dict:
     dataset = DatasetFactory(name="crowd", annotators_per_item=3, adaptive_stopping=False, attention_check_rate=0)
     QuestionFactory(dataset=dataset)
@@ -180,6 +217,13 @@ IMPORTERS = {
             base=lambda world: jsonl_lines(TESTSET_SCORES),
             setup=_testset_scores_world,
             run=lambda path, world: testset_import(tsv_path=world["tsv"], scores_path=path, dataset_name="corpus"),
+        ),
+        Importer(
+            name="testset-hf",
+            filename="release/data/test.jsonl",  # the data file of the folder "release"
+            base=lambda world: jsonl_lines(TESTSET_HF),
+            setup=_testset_hf_world,
+            run=lambda path, world: testset_hf_import(folder=path.parents[1], dataset_name="corpus", name="corpus"),
         ),
         Importer(
             name="scores-csv",

@@ -1,0 +1,185 @@
+"""The records of a Hugging Face test set folder's data file (data/test.jsonl), checked line by line.
+
+One JSON object per question: question_id, context (turns), choices (in the release's order),
+label (index of the ground truth in choices), sources (one per choice), derived_from (a
+question_id or null) and scores (one list of 0-5 scores per choice, possibly empty).
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from annotation.models import CandidateSource, Score
+from core.errors import ImportFileError
+from core.lines import JSONSyntaxError, LineReader, RawLine, parse_json_line
+from core.text import text_hash
+
+from .questions import check_text
+
+FIELDS = ("question_id", "context", "choices", "label", "sources", "derived_from", "scores")
+# The source a release gives its original ground truths; stored as "imported" like every imported one.
+GROUND_TRUTH_SOURCE = "ground_truth"
+SOURCES = (GROUND_TRUTH_SOURCE, *CandidateSource.values)
+MAX_QUESTION_ID_CHARS = 200
+# Bounds that keep one line from creating thousands of placeholder annotators or candidates.
+MAX_CHOICES = 1000
+MAX_SCORES_PER_CHOICE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class HFRecord:
+    line: int
+    question_id: str
+    context: list[str]
+    choices: list[str]
+    label: int
+    sources: list[str]  # CandidateSource values ("ground_truth" already mapped to "imported")
+    derived_from: str | None
+    scores: list[list[int]]
+
+    @property
+    def ground_truth(self) -> str:
+        return self.choices[self.label]
+
+
+def hf_records(
+    path: Path, *, report: dict | None = None, progress: Callable[[int, int], None] | None = None
+) -> Iterator[HFRecord]:
+    """The file's records, each checked on its own; blank lines and a cut-off last line are skipped
+    (and counted in ``report``, when given). ``progress(done, total)`` counts bytes read."""
+    reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
+    n_choices = None
+    for line in reader:
+        if progress:
+            progress(reader.position(), reader.size)
+        if line.too_long:
+            raise ImportFileError(path, line.number, None, "line is too long to be a question")
+        if not line.data.strip():
+            if report is not None:
+                report["skipped_blank"] += 1
+            continue
+        record = _parse(line, path=path)
+        if record is None:
+            if report is not None:
+                report["skipped_truncated_last_line"] += 1
+            continue
+        if n_choices is None:
+            n_choices = len(record.choices)
+        elif len(record.choices) != n_choices:
+            raise ImportFileError(
+                path,
+                line.number,
+                "choices",
+                f"has {len(record.choices)} choices; the first question has {n_choices} "
+                "(every question of a test set has as many)",
+            )
+        yield record
+
+
+def context_digest(context: list[str]) -> str:
+    return text_hash("\n".join(context))
+
+
+def _parse(line: RawLine, *, path: Path) -> HFRecord | None:
+    n = line.number
+    try:
+        obj = parse_json_line(line.data, path=path, line=n)
+    except JSONSyntaxError:
+        if not line.terminated:
+            return None  # a last line cut off mid-object (an interrupted download)
+        raise
+    if not isinstance(obj, dict):
+        raise ImportFileError(path, n, None, f"expected a JSON object with the fields {', '.join(FIELDS)}")
+    for key in obj:
+        if key not in FIELDS:
+            raise ImportFileError(path, n, key, f"is not a field of this format (expected {', '.join(FIELDS)})")
+    for key in FIELDS:
+        if key not in obj:
+            raise ImportFileError(path, n, key, "is missing")
+    question_id = _identifier(obj["question_id"], path=path, line=n, field="question_id")
+    context = _texts(obj["context"], path=path, line=n, field="context", minimum=1)
+    choices = _texts(obj["choices"], path=path, line=n, field="choices", minimum=2)
+    if len(choices) > MAX_CHOICES:
+        raise ImportFileError(path, n, "choices", f"has {len(choices)} choices; the limit is {MAX_CHOICES}")
+    seen: dict[str, int] = {}
+    for i, text in enumerate(choices):
+        first = seen.setdefault(text_hash(text), i)
+        if first != i:
+            raise ImportFileError(path, n, f"choices[{i}]", f"is the same text as choices[{first}] after normalisation")
+    label = obj["label"]
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(choices):
+        raise ImportFileError(
+            path, n, "label", f"must be an index into choices, 0 to {len(choices) - 1}, not {label!r:.40}"
+        )
+    derived_from = obj["derived_from"]
+    if derived_from is not None:
+        derived_from = _identifier(derived_from, path=path, line=n, field="derived_from")
+        if derived_from == question_id:
+            raise ImportFileError(path, n, "derived_from", "names the question itself")
+    return HFRecord(
+        line=n,
+        question_id=question_id,
+        context=context,
+        choices=choices,
+        label=label,
+        sources=_sources(obj["sources"], path=path, line=n, label=label, n_choices=len(choices)),
+        derived_from=derived_from,
+        scores=_scores(obj["scores"], path=path, line=n, n_choices=len(choices)),
+    )
+
+
+def _identifier(value, *, path: Path, line: int, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ImportFileError(path, line, field, "must be a non-empty string")
+    if len(value) > MAX_QUESTION_ID_CHARS:
+        raise ImportFileError(path, line, field, f"is longer than {MAX_QUESTION_ID_CHARS} characters")
+    return value
+
+
+def _texts(value, *, path: Path, line: int, field: str, minimum: int) -> list[str]:
+    if not isinstance(value, list) or len(value) < minimum:
+        raise ImportFileError(path, line, field, f"must be a list of at least {minimum} string(s)")
+    texts = []
+    for i, text in enumerate(value):
+        if not isinstance(text, str):
+            raise ImportFileError(path, line, f"{field}[{i}]", f"must be a string, not {type(text).__name__}")
+        texts.append(check_text(text, path=path, line=line, field_name=f"{field}[{i}]"))
+    return texts
+
+
+def _sources(value, *, path: Path, line: int, label: int, n_choices: int) -> list[str]:
+    if not isinstance(value, list) or len(value) != n_choices:
+        raise ImportFileError(path, line, "sources", f"must be a list of {n_choices} strings, one per choice")
+    sources = []
+    for i, source in enumerate(value):
+        if source not in SOURCES:
+            raise ImportFileError(
+                path, line, f"sources[{i}]", f"must be one of {', '.join(SOURCES)}, not {source!r:.40}"
+            )
+        if source == GROUND_TRUTH_SOURCE and i != label:
+            raise ImportFileError(path, line, f"sources[{i}]", f"is {GROUND_TRUTH_SOURCE} but label is {label}")
+        sources.append(CandidateSource.IMPORTED.value if source == GROUND_TRUTH_SOURCE else source)
+    return sources
+
+
+def _scores(value, *, path: Path, line: int, n_choices: int) -> list[list[int]]:
+    if not isinstance(value, list) or len(value) != n_choices:
+        raise ImportFileError(path, line, "scores", f"must be a list of {n_choices} score lists, one per choice")
+    for i, scores in enumerate(value):
+        if not isinstance(scores, list):
+            raise ImportFileError(path, line, f"scores[{i}]", "must be a list of scores (empty when unscored)")
+        if len(scores) > MAX_SCORES_PER_CHOICE:
+            raise ImportFileError(
+                path, line, f"scores[{i}]", f"has {len(scores)} scores; the limit is {MAX_SCORES_PER_CHOICE}"
+            )
+        for j, score in enumerate(scores):
+            if isinstance(score, bool) or not isinstance(score, int) or not Score.MIN_VALUE <= score <= Score.MAX_VALUE:
+                raise ImportFileError(
+                    path,
+                    line,
+                    f"scores[{i}][{j}]",
+                    f"score {score!r:.40} is not an integer from {Score.MIN_VALUE} to {Score.MAX_VALUE}",
+                )
+    return value
