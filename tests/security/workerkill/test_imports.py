@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from django.db.models import Count
 
-from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportScoresParams, ImportTestsetParams
+from annotation.job_params import (
+    BuildTestsetParams,
+    ImportDialoguesParams,
+    ImportHFTestsetParams,
+    ImportScoresParams,
+    ImportTestsetParams,
+)
 from annotation.models import (
     Candidate,
     Context,
@@ -113,6 +119,40 @@ def testset(folder: Path) -> ImportCase:
     return ImportCase(ImportTestsetParams(path=str(tsv), scores_path=str(jsonl), dataset="killed"), expected, counts)
 
 
+def testset_hf(folder: Path) -> ImportCase:
+    n = 3_000
+    texts = sentences(7 * n, seed=5)
+    data = folder / "release" / "data"
+    data.mkdir(parents=True)
+    with (data / "test.jsonl").open("w") as out:
+        for i in range(n):
+            turns, choices = texts[7 * i : 7 * i + 3], texts[7 * i + 3 : 7 * i + 7]
+            record = {
+                "question_id": f"release-{i + 1:04d}",
+                "context": turns,
+                "choices": choices,
+                "label": 0,
+                "sources": ["ground_truth", "lexical", "lexical", "dense"],
+                "derived_from": None,
+                "scores": [[5, 4, 5, 5, 4]] + [[1, 0, 1, 2, 1]] * 3,
+            }
+            out.write(json.dumps(record) + "\n")
+
+    def counts() -> dict[str, int]:
+        candidates = Candidate.objects.filter(question__dataset__name="killed")
+        scores = Score.objects.filter(candidate__question__dataset__name="killed")
+        return {
+            "questions": Question.objects.filter(dataset__name="killed").count(),
+            "candidates": candidates.count(),
+            "distinct candidates": distinct(candidates, "question", "text_hash"),
+            "scores": scores.count(),
+            "test sets": TestSet.objects.filter(name="release").count(),
+        }
+
+    expected = {"questions": n, "candidates": 4 * n, "distinct candidates": 4 * n, "scores": 4 * n * 5, "test sets": 1}
+    return ImportCase(ImportHFTestsetParams(path=str(folder / "release"), dataset="killed"), expected, counts)
+
+
 def scores(folder: Path) -> ImportCase:
     n = 4_000
     tsv, _ = _testset_files(folder, n, seed=3, scores=False)
@@ -166,7 +206,7 @@ def repository(folder: Path) -> ImportCase:
     return ImportCase(ImportRepositoryParams(path=str(path), name="killed"), expected, counts)
 
 
-@pytest.mark.parametrize("case", [dialogues, testset, scores, repository], ids=lambda case: case.__name__)
+@pytest.mark.parametrize("case", [dialogues, testset, testset_hf, scores, repository], ids=lambda case: case.__name__)
 def test_an_import_killed_mid_file_is_taken_over_and_imports_the_file_exactly_once(case, cluster, tmp_path):
     # given an import job over a file of thousands of lines
     import_case = case(tmp_path)

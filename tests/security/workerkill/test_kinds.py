@@ -6,6 +6,7 @@ from core.job_registry import job_kinds_all
 KILLED_MID_JOB = {
     "import_dialogues": "test_imports.py",
     "import_testset": "test_imports.py",
+    "import_testset_hf": "test_imports.py",
     "import_scores": "test_imports.py",
     "import_repository": "test_imports.py",
     "build_testset": "test_imports.py",
