@@ -190,3 +190,22 @@ def test_the_chat_template_changes_the_losses(tiny_chat_gpt2_dir):
     assert [[s.n_tokens for s in q] for q in chat] == [[s.n_tokens for s in q] for q in plain]
     assert max_difference(chat, plain) > 1e-3
     assert all(c.loss != p.loss for cq, pq in zip(chat, plain, strict=True) for c, p in zip(cq, pq, strict=True))
+
+
+def test_losses_match_lm_evals_loglikelihood_on_its_chat_template_rendering(tiny_chat_gpt2_dir):
+    pytest.importorskip("lm_eval", reason="lm-eval is in the optional 'bench' extra")
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    # given lm-eval's HFLM around the same model, rendering each context with its chat template
+    scorer = chat_scorer(tiny_chat_gpt2_dir)
+    lm = HFLM(pretrained=scorer.model, tokenizer=scorer.tokenizer, batch_size=4, max_length=96)
+    requests = [
+        Instance("loglikelihood", doc={}, arguments=(lm.apply_chat_template(chat_messages(turns)), candidate), idx=k)
+        for turns, candidates in zip(CONTEXTS[:2], CANDIDATES[:2], strict=True)
+        for k, candidate in enumerate(candidates)
+    ]
+    expected = [ll for ll, _ in lm.loglikelihood(requests, disable_tqdm=True)]
+    # then our chat path gives the same summed log-probabilities
+    ours = [s.sum_logprob for q in scorer.score(CONTEXTS[:2], CANDIDATES[:2]) for s in q]
+    assert ours == pytest.approx(expected, abs=1e-4)
