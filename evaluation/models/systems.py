@@ -92,7 +92,9 @@ class System(models.Model):
             ),
             # the candidate follows the rendered template in one causal sequence
             models.CheckConstraint(
-                condition=Q(chat_template=False) | Q(kind="causal"), name="system_chat_template_only_causal"
+                condition=Q(chat_template=False) | Q(kind="causal"),
+                name="system_chat_template_only_causal",
+                violation_error_message="A chat template applies to causal systems only.",
             ),
         ]
 

@@ -76,6 +76,28 @@ def test_the_admin_form_offers_the_chat_template(admin_client):
     assert 'name="chat_template"' in page and "Render the context with the tokenizer" in page
 
 
+def test_the_admin_refuses_a_chat_template_for_an_encoder_decoder(admin_client):
+    form = {
+        "name": "bart",
+        "kind": "seq2seq",
+        "checkpoint": "/models/bart",
+        "dtype": "auto",
+        "max_context_tokens": 512,
+        "max_candidate_tokens": 128,
+        "turn_separator": "\n",
+        "chat_template": "on",
+    }
+    response = admin_client.post(reverse("admin:evaluation_system_add"), form)
+    assert (
+        response.status_code == 200 and "A chat template applies to causal systems only." in response.content.decode()
+    )
+    assert not System.objects.exists()
+    # the same system without it is saved
+    del form["chat_template"]
+    assert admin_client.post(reverse("admin:evaluation_system_add"), form).status_code == 302
+    assert System.objects.get().chat_template is False
+
+
 # -- loading ---------------------------------------------------------------------------------
 
 
