@@ -6,6 +6,7 @@ import threading
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
+from .chat import ChatTemplate
 from .plugin import PluginScorer
 
 logger = logging.getLogger(__name__)
@@ -53,8 +54,6 @@ def template_for(system, tokenizer):
     """The system's context template: the tokenizer's chat template (a UserError when the tokenizer has
     none) or the plain one."""
     if system.chat_template:
-        from .chat import ChatTemplate
-
         return ChatTemplate(tokenizer)
     return ContextTemplate(separator=system.turn_separator, speaker_tags=system.speaker_tags)
 
