@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
-from tests.tiny_models import build_tiny_bart, build_tiny_gpt2, build_tiny_mlm, build_tiny_tokenizer
+from tests.tiny_models import (
+    build_tiny_bart,
+    build_tiny_chat_gpt2,
+    build_tiny_gpt2,
+    build_tiny_mlm,
+    build_tiny_tokenizer,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
@@ -19,6 +25,12 @@ def tiny_tokenizer_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
     return build_tiny_gpt2(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_gpt2_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    """The tiny GPT-2 whose tokenizer carries a chat template (tiny_models.CHAT_TEMPLATE)."""
+    return build_tiny_chat_gpt2(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-chat-gpt2"))
 
 
 @pytest.fixture(scope="session")

@@ -72,6 +72,25 @@ def build_tiny_gpt2(tokenizer_dir: Path, folder: Path) -> Path:
     return folder
 
 
+# a small chat template in the usual form (role markers, an end-of-turn marker, the generation prompt)
+CHAT_MARKERS = ["<|user|>", "<|assistant|>", "<|end|>"]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def build_tiny_chat_gpt2(tokenizer_dir: Path, folder: Path) -> Path:
+    """The tiny GPT-2 with a tokenizer that carries a chat template (its markers are special tokens)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.add_special_tokens({"additional_special_tokens": CHAT_MARKERS})
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    return build_tiny_gpt2(folder, folder)
+
+
 def build_tiny_bart(tokenizer_dir: Path, folder: Path) -> Path:
     """A 2+2-layer BART with random weights and that tokenizer, saved in ``folder``."""
     import torch

@@ -9,6 +9,7 @@ from .campaigns import (
 from .pairs import PairEvaluation, PairResult
 from .systems import (
     CandidateResult,
+    ContextForm,
     Evaluation,
     EvaluationStatus,
     QuestionResult,
@@ -20,6 +21,7 @@ from .systems import (
 __all__ = [
     "Campaign",
     "CandidateResult",
+    "ContextForm",
     "DecodingStrategy",
     "Evaluation",
     "EvaluationStatus",

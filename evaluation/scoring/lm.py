@@ -13,6 +13,9 @@ Two paths compute the same numbers:
 - the **naive path** (``score(naive=True)``): one full forward pass per (context, candidate),
   the reference the fast paths are tested against.
 
+Contexts are rendered by the system's template: the plain one (base.py) or the tokenizer's chat
+template (chat.py); either way the candidate's own tokens are scored after it.
+
 Every attention row sees at least one real token (no NaN from fully masked rows); candidates get
 position ids that continue their own context. Log-softmax is always taken in float32.
 """
@@ -26,6 +29,7 @@ import torch
 from .allocator import keep_freed_memory
 from .base import CandidateScore, ContextTemplate
 from .body import PackedBody, packed_body
+from .chat import ChatTemplate
 from .packed import packed_batches, packed_scores, target_logprobs
 
 # causal fast paths: "packed" (one row per question, 4-D mask; see packed.py) or "kv-cache"
@@ -50,7 +54,7 @@ class LMScorer:
         model,
         tokenizer,
         kind: str,
-        template: ContextTemplate = ContextTemplate(),
+        template: ContextTemplate | ChatTemplate = ContextTemplate(),
         max_context_tokens: int = 512,
         max_candidate_tokens: int = 128,
         eos_after_candidate: bool = False,
@@ -90,7 +94,9 @@ class LMScorer:
         if self.device.type == "cpu":
             keep_freed_memory()  # no page faults on each batch's buffers (allocator.py)
         self.eos_id = tokenizer.eos_token_id
-        if self.eos_id is None and eos_after_candidate:
+        # what ends a turn after a candidate: the chat template's end-of-turn token, or the EOS
+        self.end_id = template.end_of_turn_id if isinstance(template, ChatTemplate) else self.eos_id
+        if self.end_id is None and eos_after_candidate:
             raise ValueError("eos_after_candidate needs a tokenizer with an end-of-sequence token")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.eos_id or 0)
         self.max_candidate_tokens = max_candidate_tokens
@@ -123,6 +129,8 @@ class LMScorer:
     # -- text -> token ids -------------------------------------------------------------------
 
     def render(self, turns: Sequence[str]) -> str:
+        if isinstance(self.template, ChatTemplate):  # drops the oldest turns of a long context
+            return self.template.fitted(turns, max_tokens=self.max_context_tokens)
         return self.template.render(turns, eos=self.tokenizer.eos_token or "")
 
     def encode(self, context_texts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[Encoded]:
@@ -145,7 +153,7 @@ class LMScorer:
         room = self.max_candidate_tokens - (1 if self.eos_after_candidate else 0)
         ids = ids[: max(room, 0)]
         if self.eos_after_candidate or not ids:  # an empty candidate is scored as "end of turn"
-            ids = [*ids, self.eos_id if self.eos_id is not None else self.pad_id]
+            ids = [*ids, self.end_id if self.end_id is not None else self.pad_id]
         return ids
 
     # -- scoring -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import torch
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
 from .base import ContextTemplate
+from .chat import ChatTemplate
 from .decoding import Decoding, Response, cut, stop_text
 from .lm import _special_tokens_around
 
@@ -20,7 +21,7 @@ class LMGenerator:
         model,
         tokenizer,
         kind: str,
-        template: ContextTemplate = ContextTemplate(),
+        template: ContextTemplate | ChatTemplate = ContextTemplate(),
         max_context_tokens: int = 512,
         batch_size: int = 32,
     ) -> None:
@@ -33,9 +34,13 @@ class LMGenerator:
         self.max_context_tokens = max_context_tokens
         self.batch_size = max(1, batch_size)
         self.device = next(model.parameters()).device
-        self.stop = stop_text(template.separator)
+        chat = isinstance(template, ChatTemplate)
+        # a chat response ends with the template's end-of-turn token; a plain one at the separator too
+        self.stop = None if chat else stop_text(template.separator)
         config = model.generation_config
         eos = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+        if chat and template.end_of_turn_id is not None:
+            eos.add(template.end_of_turn_id)
         model_eos = config.eos_token_id if isinstance(config.eos_token_id, list) else [config.eos_token_id]
         self.eos_ids = sorted(eos | {e for e in model_eos if e is not None})
         self.pad_id = next(
@@ -46,7 +51,9 @@ class LMGenerator:
             model.config, "max_position_embeddings", None
         )
 
-    def render(self, turns: Sequence[str]) -> str:
+    def render(self, turns: Sequence[str], *, max_tokens: int | None = None) -> str:
+        if isinstance(self.template, ChatTemplate):  # drops the oldest turns of a long context
+            return self.template.fitted(turns, max_tokens=max_tokens or self.max_context_tokens)
         return self.template.render(turns, eos=self.tokenizer.eos_token or "")
 
     def encode(self, contexts: Sequence[Sequence[str]], *, max_new_tokens: int) -> list[list[int]]:
@@ -61,7 +68,8 @@ class LMGenerator:
             room = min(room, self._limit - sum(map(len, self._specials)))
         room = max(1, room)
         rows = []
-        for ids in tok([self.render(t) for t in contexts], add_special_tokens=False)["input_ids"]:
+        texts = [self.render(t, max_tokens=room) for t in contexts]
+        for ids in tok(texts, add_special_tokens=False)["input_ids"]:
             ids = ids[-room:]
             if self.kind == "seq2seq":
                 ids = [*self._specials[0], *ids, *self._specials[1]]

@@ -6,6 +6,7 @@ import threading
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
+from .chat import ChatTemplate
 from .plugin import PluginScorer
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,14 @@ def scorer_cache_clear() -> None:
         _cache.clear()
 
 
+def template_for(system, tokenizer):
+    """The system's context template: the tokenizer's chat template (a UserError when the tokenizer has
+    none) or the plain one."""
+    if system.chat_template:
+        return ChatTemplate(tokenizer)
+    return ContextTemplate(separator=system.turn_separator, speaker_tags=system.speaker_tags)
+
+
 def _build(system, *, device: str | None):
     if system.kind == "plugin":
         return PluginScorer.from_path(system.plugin, system=system)
@@ -65,7 +74,7 @@ def _build(system, *, device: str | None):
         model=model,
         tokenizer=tokenizer,
         kind=system.kind,
-        template=ContextTemplate(separator=system.turn_separator, speaker_tags=system.speaker_tags),
+        template=template_for(system, tokenizer),
         max_context_tokens=system.max_context_tokens,
         max_candidate_tokens=system.max_candidate_tokens,
         eos_after_candidate=system.eos_after_candidate,

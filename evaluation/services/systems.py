@@ -24,6 +24,7 @@ def system_register(
     speaker_tags: bool = False,
     eos_after_candidate: bool = False,
     compile_model: bool = False,
+    chat_template: bool = False,
     description: str = "",
 ) -> System:
     """Create or update the system ``name``. Paths must be local directories with a model config."""
@@ -34,6 +35,8 @@ def system_register(
         raise UserError(f"dtype must be one of {', '.join(SystemDtype.values)}, not {dtype!r}")
     if compile_model and kind != SystemKind.CAUSAL:
         raise UserError(f"compiling applies to causal systems (their packed scoring path), not to a {kind} system")
+    if chat_template and kind != SystemKind.CAUSAL:
+        raise UserError(f"a chat template applies to causal systems, not to a {kind} system")
     if kind == SystemKind.PLUGIN:
         if not plugin:
             raise UserError("a plugin system needs --plugin (dotted path of a class with losses())")
@@ -51,6 +54,8 @@ def system_register(
         tokenizer_path = _local_dir(tokenizer_path, "tokenizer_config.json", "tokenizer") if tokenizer_path else ""
         if not tokenizer_path and not (Path(checkpoint) / "tokenizer_config.json").is_file():
             raise UserError(f"{checkpoint} has no tokenizer; give --tokenizer")
+        if chat_template:
+            _chat_template_check(tokenizer_path or checkpoint)
         plugin = ""
     values = {
         "kind": kind,
@@ -64,6 +69,7 @@ def system_register(
         "speaker_tags": speaker_tags,
         "eos_after_candidate": eos_after_candidate,
         "compile_model": compile_model,
+        "chat_template": chat_template,
         "description": description,
     }
     system = System.objects.filter(name=name).first() or System(name=name)
@@ -75,6 +81,19 @@ def system_register(
         raise UserError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
     system.save()
     return system
+
+
+def _chat_template_check(tokenizer_dir: str) -> None:
+    """A UserError unless the tokenizer in ``tokenizer_dir`` carries a chat template that renders our contexts."""
+    from transformers import AutoTokenizer
+
+    from evaluation.scoring.chat import chat_template_check
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot load the tokenizer in {tokenizer_dir}: {exc}") from None
+    chat_template_check(tokenizer, where=tokenizer_dir)
 
 
 def _local_dir(path: str, marker: str, what: str) -> str:

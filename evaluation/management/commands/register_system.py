@@ -27,6 +27,12 @@ class Command(BaseCommand):
             action="store_true",
             help="score with a torch.compile'd model (causal; compiled once per worker)",
         )
+        parser.add_argument(
+            "--chat-template",
+            action="store_true",
+            help="render the context with the tokenizer's chat template (causal; user/assistant messages, "
+            "as lm-eval's --apply_chat_template); the separator and speaker tags are then not used",
+        )
         parser.add_argument("--description", default="")
 
     def handle(self, *args, **o):
@@ -44,6 +50,7 @@ class Command(BaseCommand):
                 speaker_tags=o["speaker_tags"],
                 eos_after_candidate=o["eos_after_candidate"],
                 compile_model=o["compile"],
+                chat_template=o["chat_template"],
                 description=o["description"],
             )
         except UserError as exc:
