@@ -154,3 +154,32 @@ def test_the_admin_downloads_the_folder_as_a_zip(release, admin_client, tmp_path
     assert {name: archive.read(name) for name in archive.namelist()} == {
         f"hf-rel/{path}": data for path, data in files.items()
     }
+
+
+def test_the_card_and_croissant_state_the_crowd_batches_pay(release, tmp_path):
+    from django.utils import timezone
+
+    from crowd.models import CrowdBatch
+
+    files = export("hf-rel", tmp_path / "a")
+    assert "Recruitment and pay: TODO" in files["README.md"].decode()
+    CrowdBatch.objects.create(
+        dataset=release.dataset,
+        name="pilot",
+        provider="mturk",
+        settings={"reward": "0.45"},
+        published_at=timezone.now(),
+    )
+    CrowdBatch.objects.create(dataset=release.dataset, name="draft", provider="mturk", settings={"reward": "9.99"})
+    files = export("hf-rel", tmp_path / "b")
+    line = "Crowd batch pilot on Amazon Mechanical Turk: 0.45 per assignment"
+    assert line in files["README.md"].decode() and "9.99" not in files["README.md"].decode()
+    assert json.loads(files["croissant.json"])["rai:dataAnnotationPlatform"].startswith(line)
+
+
+def test_staff_without_the_view_permission_cannot_download_the_folder(release, client):
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_user("staff", password="x", is_staff=True))
+    response = client.get(reverse("admin:annotation_testset_download", args=[release.pk, "hf"]))
+    assert response.status_code == 403
