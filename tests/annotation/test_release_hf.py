@@ -183,3 +183,11 @@ def test_staff_without_the_view_permission_cannot_download_the_folder(release, c
     client.force_login(User.objects.create_user("staff", password="x", is_staff=True))
     response = client.get(reverse("admin:annotation_testset_download", args=[release.pk, "hf"]))
     assert response.status_code == 403
+
+
+def test_the_admin_changes_the_license_and_nothing_else(release, admin_client):
+    url = reverse("admin:annotation_testset_change", args=[release.pk])
+    response = admin_client.post(url, {"license": "cc-by-4.0", "seed": 99, "name": "renamed"})
+    assert response.status_code == 302
+    release.refresh_from_db()
+    assert (release.license, release.seed, release.name) == ("cc-by-4.0", 3, "hf-rel")
