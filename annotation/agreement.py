@@ -92,3 +92,26 @@ def krippendorff_bootstrap(table: np.ndarray, *, replicates: int = 200, seed: in
         "items": int(usable.shape[0]),
         "replicates": len(draws),
     }
+
+
+def fleiss_bootstrap(table: np.ndarray, *, replicates: int = 200, seed: int = 0) -> dict:
+    """Fleiss' kappa (six categories and two classes, as agreement_summary) with 95 % percentile
+    intervals from resampling items with replacement; only items with the common number of raters."""
+    summary = agreement_summary(table)
+    result = {key: {"kappa": summary[f"fleiss_kappa_{key}"], "ci95": None} for key in ("6", "2")}
+    if not summary["items"]:
+        return {"items": 0, "raters": 0, **result}
+    full = table[table.sum(axis=1) == summary["raters"]]
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {"6": [], "2": []}
+    for _ in range(replicates):
+        sample = full[rng.integers(0, full.shape[0], full.shape[0])]
+        for key, sampled in (("6", sample), ("2", binary_table(sample))):
+            value = fleiss_from_table(sampled)
+            if value is not None:
+                draws[key].append(value)
+    for key, values in draws.items():
+        if values and result[key]["kappa"] is not None:
+            low, high = np.percentile(values, [2.5, 97.5])
+            result[key]["ci95"] = [round(float(low), 6), round(float(high), 6)]
+    return {"items": summary["items"], "raters": summary["raters"], **result}

@@ -27,7 +27,7 @@ from crowd.models import (
 from crowd.providers.base import Blocking, Provider
 from crowd.providers.link import link_token_read
 from crowd.providers.mturk_client import FEEDBACK_MAX
-from crowd.providers.registry import PROVIDERS, provider_for
+from crowd.providers.registry import PROVIDERS, provider_class, provider_for
 
 CENT = Decimal("0.01")
 # A sync job pending or running for longer than this without a sign of life (a lost message, a
@@ -231,3 +231,18 @@ def unit_from_token(*, token: str, max_age_seconds: int = 7 * 86400) -> CrowdAss
     if ca is None or ca.assignment is None:
         raise UserError("this work link is not valid")
     return ca
+
+
+def crowd_pay_lines(dataset) -> list[str]:
+    """How the dataset's published crowd batches paid annotators, for a test set's dataset card
+    (annotation.hf_release.facts). The reward is the batch's setting or its provider's default, in
+    the platform account's currency; read without a provider client, so no credentials are needed."""
+    lines = []
+    for batch in CrowdBatch.objects.filter(dataset=dataset, published_at__isnull=False).order_by("name"):
+        settings = batch.settings or {}
+        reward = Decimal(str(settings.get("reward", provider_class(batch.provider).default_reward)))
+        line = f"Crowd batch {batch.name} on {batch.get_provider_display()}: {reward} per assignment"
+        if settings.get("bonus_per_assignment"):
+            line += f", planned bonus {settings['bonus_per_assignment']} per assignment"
+        lines.append(line + " (in the platform account's currency).")
+    return lines

@@ -10,6 +10,13 @@ class TestSet(models.Model):
     rules = models.ForeignKey("annotation.FilterRules", on_delete=models.PROTECT, related_name="testsets")
     seed = models.BigIntegerField()
     false_per_question = models.PositiveSmallIntegerField(default=3)
+    # Stated on the Hugging Face card and in croissant.json. Not part of the frozen manifest: who
+    # may reuse the texts can be settled after the build without changing the data.
+    license = models.CharField(
+        max_length=100,
+        default="unknown",
+        help_text="SPDX identifier (e.g. cc-by-4.0) or 'other'; 'unknown' until the texts' owners say",
+    )
     # Counts, agreement, rules and the sha256 of every export format, fixed at build time.
     manifest = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -179,7 +179,7 @@ ADMIN_MODELS: dict[str, str] = {
     "annotation/annotator": "acd",
     "annotation/score": "d",
     "annotation/filterrules": "a",  # a new version is added instead of a change
-    "annotation/testset": "",  # frozen once built, never deleted
+    "annotation/testset": "c",  # frozen once built, never deleted; only its license may be changed
     "annotation/repository": "acd",
     "annotation/utterance": "d",
     "crowd/crowdbatch": "acd",

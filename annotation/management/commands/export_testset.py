@@ -3,21 +3,25 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.testset_export import testset_export
+from annotation.services.testset_export_hf import testset_export_hf
 from annotation.testset_io import FORMAT_FILES, FORMAT_VERSIONS
 from core.errors import UserError
 
 
 class Command(BaseCommand):
-    help = "Write a frozen test set (tsv = TSV + human_scores.jsonl, jsonl, csv) and its manifest to a directory."
+    help = (
+        "Write a frozen test set (tsv = TSV + human_scores.jsonl, jsonl, csv) and its manifest to a directory; "
+        "hf: a Hugging Face dataset folder (data/, README.md card, croissant.json, lm-eval task, manifest.json)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("testset", help="test set name")
         parser.add_argument(
             "--format",
             action="append",
-            choices=list(FORMAT_FILES),
+            choices=[*FORMAT_FILES, "hf"],
             dest="formats",
-            help="repeat for several formats (default: all)",
+            help="repeat for several formats (default: tsv, jsonl and csv; hf only when asked)",
         )
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument(
@@ -36,17 +40,24 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **o):
+        formats = o["formats"] or list(FORMAT_FILES)
+        release_formats = [f for f in formats if f != "hf"]
         try:
-            export = testset_export(
-                name=o["testset"],
-                formats=o["formats"] or list(FORMAT_FILES),
-                out_dir=o["out"],
-                csv_version=o["csv_version"],
-                jsonl_version=o["jsonl_version"],
-            )
+            paths, notes = [], []
+            if release_formats:
+                export = testset_export(
+                    name=o["testset"],
+                    formats=release_formats,
+                    out_dir=o["out"],
+                    csv_version=o["csv_version"],
+                    jsonl_version=o["jsonl_version"],
+                )
+                paths, notes = export.paths, export.notes
+            if "hf" in formats:
+                paths += testset_export_hf(name=o["testset"], out_dir=o["out"])
         except UserError as exc:
             raise CommandError(str(exc)) from None
-        for path in export.paths:
+        for path in paths:
             self.stdout.write(str(path))
-        for note in export.notes:
+        for note in notes:
             self.stderr.write(f"note: {note}")

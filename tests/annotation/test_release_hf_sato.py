@@ -1,0 +1,70 @@
+"""A release of Sato et al.'s released human scores (placeholder texts): its card reports the counts of
+`filter_preview` and the kappa of `agreement`, the commands' own output."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from annotation.services.testset_import import testset_import
+
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+
+
+@pytest.fixture
+def sato_card(db, shared_data, tmp_path) -> str:
+    """The card of a release built from the 1,019 released questions x 4 responses x 5 scores."""
+    scores_path = shared_data / "human_annotated" / "eval-via-selection" / "human_scores.jsonl"
+    n = sum(1 for _ in scores_path.open())
+    tsv = tmp_path / "sato.tsv"
+    tsv.write_text(
+        "".join(
+            "\t".join(
+                [f"context {i} turn {t}" for t in range(3)]
+                + [f"ground truth {i}"]
+                + [f"false candidate {i}.{j}" for j in range(3)]
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
+    call_command("build_testset", dataset="sato", name="sato-r1", seed=0, stdout=StringIO())
+    call_command("export_testset", "sato-r1", format=["hf"], out=tmp_path / "hf", stdout=StringIO())
+    return (tmp_path / "hf" / "README.md").read_text()
+
+
+def command_json(*args, **options) -> dict:
+    out = StringIO()
+    call_command(*args, json=True, stdout=out, **options)
+    return json.loads(out.getvalue())
+
+
+def card_counts(card: str) -> dict[str, int]:
+    rows = [line.strip("|").split("|") for line in card.splitlines() if line.startswith("| ")]
+    return {row[0].strip(): int(row[1]) for row in rows if len(row) == 2 and row[1].strip().isdigit()}
+
+
+def test_the_cards_counts_are_the_filter_previews(sato_card):
+    preview = command_json("filter_preview", dataset="sato")
+    counts = card_counts(sato_card)
+    assert counts["source questions"] == preview["questions"] == 1019
+    for decision, n in preview["questions_by_ground_truth"].items():
+        assert counts[f"source questions, ground truth {decision}"] == n
+    for decision, n in preview["candidates_by_decision"].items():
+        assert counts[f"false candidates {decision}"] == n
+    assert counts["passed questions with fewer than 3 false candidates left"] == preview["questions_too_few_false"]
+    assert counts["questions in the release"] == preview["buildable_questions"]
+    assert counts["of which derived (an acceptable response as ground truth)"] == preview["buildable_derived_questions"]
+
+
+def test_the_cards_kappa_is_the_agreement_commands(sato_card):
+    agreement = command_json("agreement", dataset="sato")
+    assert (
+        f"Fleiss' kappa {agreement['fleiss_kappa_6']:.3f} over six classes (0-5) and "
+        f"{agreement['fleiss_kappa_2']:.3f} over two (> 3 vs <= 3), "
+        f"{agreement['items']} responses x {agreement['raters']} raters" in sato_card
+    )
+    # every released response is in the release, so its own kappa is the dataset's
+    assert f"This release's frozen scores: Fleiss' kappa {agreement['fleiss_kappa_6']:.3f} (95 % CI" in sato_card
