@@ -137,6 +137,8 @@ def manage(code: Path, database_url: str, data_dir: Path, *args: str) -> str:
 # Apps that the previous code did not have: their tables, content types and permissions are new
 # rows, left out of the comparison, and the key counters of those tables move on.
 NEW_APPS = ("axes", "negatives", "pairs")
+# Models added to apps the previous code had: their content types and permissions are new rows too.
+NEW_MODELS = (("evaluation", "pairevaluation"), ("evaluation", "pairresult"))
 COUNTERS_THAT_MOVE = {"django_migrations", "django_content_type", "auth_permission"}
 
 
@@ -161,12 +163,13 @@ def table_digests(
             )
         ]
     new_apps = ", ".join(f"'{app}'" for app in NEW_APPS)
+    new_models = " AND ".join(f"NOT (app_label = '{app}' AND model = '{model}')" for app, model in NEW_MODELS)
+    old_types = f"app_label NOT IN ({new_apps}) AND {new_models}"
     old_rows_only = {
-        "django_content_type": f" WHERE app_label NOT IN ({new_apps})",
-        "auth_permission": " WHERE content_type_id IN"
-        f" (SELECT id FROM django_content_type WHERE app_label NOT IN ({new_apps}))",
+        "django_content_type": f" WHERE {old_types}",
+        "auth_permission": f" WHERE content_type_id IN (SELECT id FROM django_content_type WHERE {old_types})",
     }
-    new_tables = tuple(f"{app}_" for app in NEW_APPS)
+    new_tables = tuple(f"{app}_" for app in NEW_APPS) + tuple(f"{app}_{model}" for app, model in NEW_MODELS)
     digests, read = {}, {}
     try:
         for table in tables:
