@@ -156,7 +156,7 @@ def score_models(folder: Path, pairs, *, batch_tokens: int) -> None:
     held_out = questions("validation")
     print(f"\nmodels ({folder}); perplexity on {len(held_out)} DailyDialog validation fourth turns:")
     header = f"  {'model':14} {'params':>7} {'perplexity':>10}  {'all pairs':>22}"
-    kinds = sorted({p["type"] for p in pairs})
+    kinds = sorted({p["type"] + (f" {p['criterion'].upper()}" if p["criterion"] else "") for p in pairs})
     print(header + "".join(f"  {k:>22}" for k in kinds))
     measured: list[tuple[str, float, list[float]]] = []
     for name in sorted(p.name for p in folder.iterdir() if (p / "config.json").exists()):
@@ -173,7 +173,15 @@ def score_models(folder: Path, pairs, *, batch_tokens: int) -> None:
         correct = [q[0].loss < q[1].loss for q in pair_scores]
         cells = [accuracy_summary(correct)]
         for kind in kinds:
-            cells.append(accuracy_summary([c for c, p in zip(correct, pairs, strict=True) if p["type"] == kind]))
+            chosen = [c for c, p in zip(correct, pairs, strict=True) if kind.split()[0] == p["type"]]
+            if " " in kind:  # content words: one column per criterion
+                criterion = kind.split()[1].lower()
+                chosen = [
+                    c
+                    for c, p in zip(correct, pairs, strict=True)
+                    if kind.split()[0] == p["type"] and p["criterion"] == criterion
+                ]
+            cells.append(accuracy_summary(chosen))
         params = sum(p.numel() for p in model.parameters()) / 1e6
         measured.append((name, perplexity, [c["accuracy"] for c in cells]))
         text = "".join(
