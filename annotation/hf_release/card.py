@@ -93,7 +93,8 @@ def _body(facts: ReleaseFacts) -> str:
         lines += [UNKNOWN_LICENSE, ""]
     lines += ["## Fields", "", f"`{DATA_FILE}` and `data/test.parquet`, one record per question:", ""]
     lines += ["| field | type | meaning |", "| --- | --- | --- |"]
-    lines += [f"| `{name}` | {kind} | {meaning} |" for name, (kind, meaning) in RECORD_FIELDS.items()]
+    # "<release>" would be read as an HTML tag by the Hub's Markdown renderer and vanish
+    lines += [f"| `{name}` | {kind} | {_html_text(meaning)} |" for name, (kind, meaning) in RECORD_FIELDS.items()]
     lines += ["", "## How it was built", "", *_build_section(facts, counts), *_agreement_section(facts)]
     lines += [
         "## Intended use",
@@ -196,3 +197,7 @@ def _agreement_section(facts: ReleaseFacts) -> list[str]:
         "200 bootstrap resamples of the responses, seed 0.",
         "",
     ]
+
+
+def _html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

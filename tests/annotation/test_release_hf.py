@@ -191,3 +191,8 @@ def test_the_admin_changes_the_license_and_nothing_else(release, admin_client):
     assert response.status_code == 302
     release.refresh_from_db()
     assert (release.license, release.seed, release.name) == ("cc-by-4.0", 3, "hf-rel")
+
+
+def test_the_card_shows_the_question_id_pattern_as_text_not_as_an_html_tag(release, tmp_path):
+    card = export(release.name, tmp_path)["README.md"].decode()
+    assert "'&lt;release&gt;-&lt;position&gt;'" in card and "<release>" not in card
