@@ -11,6 +11,10 @@ continuation of the context, the choice with the highest summed log-probability 
   (HFLM._encode_pair), so each choice's log-likelihood also holds log p("\\n" | context): the same
   for every choice of a question, so the selection and acc are ours; the log-likelihoods differ
   from ours by that constant, and acc_norm (per character) is not our loss rule.
+- The task states its context form: the plain template. lm-eval's --apply_chat_template would send
+  the whole rendered context as one user message, while a system with ``chat_template`` on renders
+  each turn as its own message (evaluation.scoring.chat), so chat models are compared with
+  WellChosen's own evaluation, not through this task.
 """
 
 from annotation.models import TestSet
@@ -40,6 +44,10 @@ def render_lm_eval_task(testset: TestSet) -> bytes:
         f"# lm-evaluation-harness task for the WellChosen release {testset.name}.\n"
         "# Run it from this folder (data_files is read relative to the working directory):\n"
         f"#   {lm_eval_command(testset)}\n"
+        "# Context form: plain template (turns joined by newlines), as a WellChosen system without its\n"
+        "# chat template scores it. With --apply_chat_template lm-eval sends this text as one user message;\n"
+        "# a WellChosen system with chat_template on renders each turn as its own message instead, so the\n"
+        "# two are comparable for plain-template models only.\n"
         f"task: {lm_eval_task_name(testset)}\n"
         "output_type: multiple_choice\n"
         "dataset_path: json\n"

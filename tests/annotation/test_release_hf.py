@@ -196,3 +196,9 @@ def test_the_admin_changes_the_license_and_nothing_else(release, admin_client):
 def test_the_card_shows_the_question_id_pattern_as_text_not_as_an_html_tag(release, tmp_path):
     card = export(release.name, tmp_path)["README.md"].decode()
     assert "'&lt;release&gt;-&lt;position&gt;'" in card and "<release>" not in card
+
+
+def test_the_lm_eval_task_states_its_context_form(release, tmp_path):
+    files = export(release.name, tmp_path)
+    task = next(content for path, content in files.items() if path.startswith("lm_eval/")).decode()
+    assert "# Context form: plain template" in task and "--apply_chat_template" in task
