@@ -69,10 +69,13 @@ def testset_hf_import(
         source = f"{hf.folder.resolve().name[:200]}/{hf.data_file}"
         source_ensure_new(dataset=dataset, source=source)
         annotators = imported_annotators_get_or_create(namespace=dataset.name, count=index.n_annotators)
+        rules = filter_rules_current()
+        if rules.pk is None:  # a database whose rules were never created (migrations make version 1)
+            raise UserError("no filter rules in this database: run `manage.py migrate`, which creates version 1")
         testset = TestSet.objects.create(
             name=name,
             dataset=dataset,
-            rules=filter_rules_current(),
+            rules=rules,
             seed=0,
             false_per_question=index.n_choices - 1,
         )

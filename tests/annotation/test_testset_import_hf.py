@@ -322,3 +322,12 @@ def test_a_built_release_with_a_derived_question_comes_back_as_it_was(tmp_path, 
         if line["derived_from"]:
             line["derived_from"] = line["derived_from"].replace("r1-", "r1-copy-")
     assert copied == built
+
+
+def test_a_database_without_filter_rules_is_a_clear_error_and_imports_nothing(tmp_path):
+    from annotation.models import FilterRules
+
+    FilterRules.objects.all().delete()
+    with pytest.raises(UserError, match="no filter rules in this database"):
+        testset_hf_import(folder=write_release(tmp_path / "peer", RELEASE), dataset_name="peer-data", name="peer")
+    assert nothing_imported()

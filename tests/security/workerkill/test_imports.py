@@ -207,7 +207,9 @@ def repository(folder: Path) -> ImportCase:
 
 
 @pytest.mark.parametrize("case", [dialogues, testset, testset_hf, scores, repository], ids=lambda case: case.__name__)
-def test_an_import_killed_mid_file_is_taken_over_and_imports_the_file_exactly_once(case, cluster, tmp_path):
+def test_an_import_killed_mid_file_is_taken_over_and_imports_the_file_exactly_once(
+    case, cluster, filter_rules, tmp_path
+):
     # given an import job over a file of thousands of lines
     import_case = case(tmp_path)
     before = import_case.counts()
