@@ -101,13 +101,17 @@ def testset_dataset_get(*, name: str, adds: str) -> Dataset:
     return dataset
 
 
-def empty_ground_truths(*, dataset: Dataset, limit: int = 10) -> list[int]:
-    """Ids of the dataset's original questions whose ground truth is blank (at most ``limit``): a
-    service that edits ground truths refuses the dataset until they are fixed."""
+def ground_truths_present_check(*, dataset: Dataset, otherwise: str) -> None:
+    """A UserError naming up to 10 of the dataset's original questions whose ground truth is blank
+    (a service that edits ground truths refuses the dataset until they are fixed); ``otherwise``
+    says what was therefore not done."""
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    return list(
-        originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:limit]
-    )
+    blank = originals.annotate(trimmed=Trim("ground_truth")).filter(trimmed="").values_list("id", flat=True)[:10]
+    if blank:
+        raise UserError(
+            f"dataset {dataset.name!r}: question(s) {', '.join(map(str, blank))} have an empty ground truth; "
+            f"{otherwise}"
+        )
 
 
 def filter_rules_current() -> FilterRules:

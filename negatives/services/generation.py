@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from annotation.models import Candidate, CandidateSource, Question, QuestionWork, Turn
-from annotation.selectors import empty_ground_truths, testset_dataset_get
+from annotation.selectors import ground_truths_present_check, testset_dataset_get
 from annotation.services.assignment import work_refresh
 from core.errors import UserError
 from core.services.jobs import JobProgress
@@ -64,12 +64,7 @@ def negatives_generate(
     dataset = testset_dataset_get(name=dataset_name, adds="false candidates")
     settings_check(settings)
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    empty = empty_ground_truths(dataset=dataset)
-    if empty:
-        raise UserError(
-            f"dataset {dataset.name!r}: question(s) {', '.join(map(str, empty))} have an empty ground truth; "
-            "nothing was generated"
-        )
+    ground_truths_present_check(dataset=dataset, otherwise="nothing was generated")
     if progress:
         progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)
     mlm = mlm_load(path=mlm_path, device=device)

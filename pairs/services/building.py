@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from annotation.models import Question, Repository, Turn
-from annotation.selectors import empty_ground_truths, testset_dataset_get
+from annotation.selectors import ground_truths_present_check, testset_dataset_get
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from pairs.edits import Criterion, Edit, EditRule, PairType, rule_rng
@@ -92,12 +92,7 @@ def pairs_build(*, pair_set: PairSet, progress: JobProgress | None = None, batch
     if dataset is None:
         raise UserError(f"pair set {pair_set.name!r} has no dataset to build from")
     originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    empty = empty_ground_truths(dataset=dataset)
-    if empty:
-        raise UserError(
-            f"dataset {dataset.name!r}: question(s) {', '.join(map(str, empty))} have an empty ground truth; "
-            "no pair was built"
-        )
+    ground_truths_present_check(dataset=dataset, otherwise="no pair was built")
     if progress:
         progress.update(done=0, total=0, phase=PHASE_PREPARE, force=True)
     rules = rules_build(

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 from annotation.agreement import agreement_summary, binary_table, fleiss_from_table
-from annotation.models import Dataset, Score
+from annotation.models import Score
 from annotation.selectors import dataset_agreement, filter_preview, filter_rules_current, score_category_table
-from annotation.services.testset_import import testset_import
 
 
 def independent_fleiss(ratings: list[list[int]], categories) -> float:
@@ -59,27 +58,6 @@ def test_category_table_is_aggregated_per_candidate(db, scored_question, django_
     with django_assert_num_queries(1):
         table = score_category_table(scores=Score.objects.all())
     assert table.tolist() == [[1, 0, 0, 0, 1, 3], [0, 4, 1, 0, 0, 0]]
-
-
-@pytest.fixture
-def sato_dataset(db, shared_data, tmp_path):
-    """Sato et al.'s released human scores, imported with a TSV of placeholder texts."""
-    scores_path = shared_data / "human_annotated" / "eval-via-selection" / "human_scores.jsonl"
-    n = sum(1 for _ in scores_path.open())
-    tsv = tmp_path / "sato.tsv"
-    tsv.write_text(
-        "".join(
-            "\t".join(
-                [f"context {i} turn {t}" for t in range(3)]
-                + [f"ground truth {i}"]
-                + [f"false candidate {i}.{j}" for j in range(3)]
-            )
-            + "\n"
-            for i in range(n)
-        )
-    )
-    testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
-    return Dataset.objects.get(name="sato"), scores_path
 
 
 @pytest.mark.shared_data

@@ -7,29 +7,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.services.testset_import import testset_import
-
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 
 @pytest.fixture
-def sato_card(db, shared_data, tmp_path) -> str:
+def sato_card(sato_dataset, tmp_path) -> str:
     """The card of a release built from the 1,019 released questions x 4 responses x 5 scores."""
-    scores_path = shared_data / "human_annotated" / "eval-via-selection" / "human_scores.jsonl"
-    n = sum(1 for _ in scores_path.open())
-    tsv = tmp_path / "sato.tsv"
-    tsv.write_text(
-        "".join(
-            "\t".join(
-                [f"context {i} turn {t}" for t in range(3)]
-                + [f"ground truth {i}"]
-                + [f"false candidate {i}.{j}" for j in range(3)]
-            )
-            + "\n"
-            for i in range(n)
-        )
-    )
-    testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
     call_command("build_testset", dataset="sato", name="sato-r1", seed=0, stdout=StringIO())
     call_command("export_testset", "sato-r1", format=["hf"], out=tmp_path / "hf", stdout=StringIO())
     return (tmp_path / "hf" / "README.md").read_text()
