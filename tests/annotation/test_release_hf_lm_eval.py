@@ -16,7 +16,8 @@ from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
 from tests.tiny_models import TEXTS
 
-pytestmark = pytest.mark.slow
+# lm-eval and the tiny GPT-2 against our scoring: nothing in it depends on the database engine
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 GOOD = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]

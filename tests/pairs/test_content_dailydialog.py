@@ -12,7 +12,8 @@ from pairs.edits import Criterion
 from pairs.nouns import NounLexicon
 from pairs.rules.content_words import ContentWordRule
 
-pytestmark = pytest.mark.shared_data
+# the rules over real sentences: pure Python, the same on any database engine
+pytestmark = [pytest.mark.shared_data, pytest.mark.heavy]
 
 RESPONSES = 300
 

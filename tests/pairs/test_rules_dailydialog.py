@@ -10,7 +10,8 @@ from pairs.edits import PairType
 from pairs.rules.function_words import FunctionWordRule
 from pairs.rules.sentence_type import SUBTYPES, SentenceTypeRule
 
-pytestmark = pytest.mark.shared_data
+# the rules over real sentences: pure Python, the same on any database engine
+pytestmark = [pytest.mark.shared_data, pytest.mark.heavy]
 
 RESPONSES = 1000
 
