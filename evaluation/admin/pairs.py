@@ -1,17 +1,14 @@
 """Admin of pair evaluations: a system's correctness on a set of contrastive pairs."""
 
-import json
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin, render_form
+from core.admin.helpers import render_form
 from core.errors import UserError
-from core.services.jobs import job_cancel
+from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import PairEvaluation, System
 from evaluation.services.pair_evaluations import pair_evaluation_start
 from pairs.models import PairSet
@@ -23,20 +20,12 @@ class PairEvaluationStartForm(forms.Form):
 
 
 @admin.register(PairEvaluation)
-class PairEvaluationAdmin(ReadOnlyAdmin):
+class PairEvaluationAdmin(ScoringRunAdmin):
+    run_permission = "evaluation.add_pairevaluation"
     list_display = ["id", "system", "pair_set", "status", "pairs", "accuracy", "ci95", "job_link", "finished_at"]
     list_filter = ["status", "system", "pair_set"]
     list_select_related = ["system", "pair_set", "job"]
-    readonly_fields = ["system", "pair_set", "status", "job_link", "system_version", "error", "finished_at", "report"]
-    exclude = ["summary", "job"]
-    actions = ["run_evaluations", "cancel_evaluations"]
-
-    def has_add_permission(self, request):
-        return request.user.has_perm("evaluation.add_pairevaluation")
-
-    def has_run_permission(self, request) -> bool:
-        """Running and cancelling pair evaluations (the actions): the permission to add them."""
-        return request.user.has_perm("evaluation.add_pairevaluation")
+    readonly_fields = ["system", "pair_set", *ScoringRunAdmin.readonly_fields]
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
@@ -72,23 +61,7 @@ class PairEvaluationAdmin(ReadOnlyAdmin):
 
     @admin.display(description="correctness")
     def accuracy(self, obj):
-        value = obj.summary.get("accuracy")
-        return "" if value is None else f"{value:.3f}"
-
-    @admin.display(description="95 % CI")
-    def ci95(self, obj):
-        ci = obj.summary.get("ci95")
-        return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-    @admin.display(description="job")
-    def job_link(self, obj):
-        if obj.job_id is None:
-            return ""
-        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
-
-    @admin.display(description="summary")
-    def report(self, obj):
-        return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
+        return super().accuracy(obj)
 
     @admin.action(description="Run or resume the selected pair evaluations", permissions=["run"])
     def run_evaluations(self, request, queryset):
@@ -103,9 +76,3 @@ class PairEvaluationAdmin(ReadOnlyAdmin):
             else:
                 started += job is not None
         messages.info(request, f"{started} pair evaluation job(s) started.")
-
-    @admin.action(description="Cancel the selected pair evaluations", permissions=["run"])
-    def cancel_evaluations(self, request, queryset):
-        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
-            job_cancel(job_id=job_id)
-        messages.info(request, "Cancellation requested.")

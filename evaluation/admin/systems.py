@@ -1,16 +1,13 @@
-import json
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.html import format_html
 
 from annotation.models import TestSet
-from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, render_form
+from core.admin.helpers import CheckedInputAdmin, render_form
 from core.errors import UserError
-from core.services.jobs import job_cancel
+from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
 
@@ -29,20 +26,12 @@ class EvaluationStartForm(forms.Form):
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(ReadOnlyAdmin):
+class EvaluationAdmin(ScoringRunAdmin):
+    run_permission = "evaluation.add_evaluation"
     list_display = ["id", "system", "testset", "status", "accuracy", "ci95", "job_link", "finished_at"]
     list_filter = ["status", "system", "testset"]
     list_select_related = ["system", "testset", "job"]
-    readonly_fields = ["system", "testset", "status", "job_link", "system_version", "error", "finished_at", "report"]
-    exclude = ["summary", "job"]
-    actions = ["run_evaluations", "cancel_evaluations"]
-
-    def has_add_permission(self, request):
-        return request.user.has_perm("evaluation.add_evaluation")
-
-    def has_run_permission(self, request) -> bool:
-        """Running and cancelling evaluations (the actions): the permission to add them."""
-        return request.user.has_perm("evaluation.add_evaluation")
+    readonly_fields = ["system", "testset", *ScoringRunAdmin.readonly_fields]
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
@@ -71,26 +60,6 @@ class EvaluationAdmin(ReadOnlyAdmin):
             "queue (a worker without a GPU scores on its CPU) and can be cancelled and resumed.",
         )
 
-    @admin.display(description="accuracy")
-    def accuracy(self, obj):
-        value = obj.summary.get("accuracy")
-        return "" if value is None else f"{value:.3f}"
-
-    @admin.display(description="95 % CI")
-    def ci95(self, obj):
-        ci = obj.summary.get("ci95")
-        return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-    @admin.display(description="job")
-    def job_link(self, obj):
-        if obj.job_id is None:
-            return ""
-        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
-
-    @admin.display(description="summary")
-    def report(self, obj):
-        return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
-
     @admin.action(description="Run or resume the selected evaluations", permissions=["run"])
     def run_evaluations(self, request, queryset):
         started = 0
@@ -100,9 +69,3 @@ class EvaluationAdmin(ReadOnlyAdmin):
             )
             started += job is not None
         messages.info(request, f"{started} evaluation job(s) started.")
-
-    @admin.action(description="Cancel the selected evaluations", permissions=["run"])
-    def cancel_evaluations(self, request, queryset):
-        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
-            job_cancel(job_id=job_id)
-        messages.info(request, "Cancellation requested.")

@@ -1,0 +1,53 @@
+"""What the admins of scoring runs share (a system on a test set, a system on a pair set): the
+summary's columns, the job link and the cancel action; each admin starts its own runs."""
+
+import json
+
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
+
+from core.admin.helpers import ReadOnlyAdmin
+from core.services.jobs import job_cancel
+
+
+class ScoringRunAdmin(ReadOnlyAdmin):
+    """Subclasses set ``run_permission``: adding, running and cancelling runs need it."""
+
+    run_permission: str
+    readonly_fields = ["status", "job_link", "system_version", "error", "finished_at", "report"]
+    exclude = ["summary", "job"]
+    actions = ["run_evaluations", "cancel_evaluations"]
+
+    def has_add_permission(self, request):
+        return request.user.has_perm(self.run_permission)
+
+    def has_run_permission(self, request) -> bool:
+        """Running and cancelling (the actions): the permission to add runs."""
+        return request.user.has_perm(self.run_permission)
+
+    @admin.display(description="accuracy")
+    def accuracy(self, obj):
+        value = obj.summary.get("accuracy")
+        return "" if value is None else f"{value:.3f}"
+
+    @admin.display(description="95 % CI")
+    def ci95(self, obj):
+        ci = obj.summary.get("ci95")
+        return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+    @admin.display(description="job")
+    def job_link(self, obj):
+        if obj.job_id is None:
+            return ""
+        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
+
+    @admin.display(description="summary")
+    def report(self, obj):
+        return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
+
+    @admin.action(description="Cancel the selected evaluations", permissions=["run"])
+    def cancel_evaluations(self, request, queryset):
+        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
+            job_cancel(job_id=job_id)
+        messages.info(request, "Cancellation requested.")
