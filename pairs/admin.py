@@ -1,5 +1,3 @@
-import json
-
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.http import StreamingHttpResponse
@@ -16,7 +14,7 @@ from pairs.forms import BuildPairsForm, PairImportForm
 from pairs.job_params import ImportPairsParams
 from pairs.models import Pair, PairSet, QuestionBuild, Review
 from pairs.services.annotators import pair_verdicts_refresh, pairs_send_to_annotators
-from pairs.services.transfer import pair_record
+from pairs.services.transfer import pair_lines
 
 
 @admin.register(PairSet)
@@ -97,11 +95,7 @@ class PairSetAdmin(CheckedInputAdmin):
 
     def export_view(self, request, pk: int):
         pair_set = get_object_or_404(PairSet, pk=pk)
-        pairs = pair_set.pairs.order_by("id").iterator(chunk_size=2000)
-        response = StreamingHttpResponse(
-            (json.dumps(pair_record(p), ensure_ascii=False) + "\n" for p in pairs),
-            content_type="application/jsonl; charset=utf-8",
-        )
+        response = StreamingHttpResponse(pair_lines(pair_set=pair_set), content_type="application/jsonl; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{pair_set.name}.jsonl"'
         return response
 

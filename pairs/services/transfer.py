@@ -100,14 +100,21 @@ def _file_digest(path: Path) -> str:
     return sha.hexdigest()
 
 
-def pairs_export(*, pair_set: PairSet, out, accepted_only: bool = False) -> int:
-    """Write the set's pairs to the text stream ``out``, one JSON object per line, in id order."""
+def pair_lines(*, pair_set: PairSet, accepted_only: bool = False) -> Iterator[str]:
+    """The set's pairs, one JSON object per line, in id order, streamed (the command and the
+    admin's download)."""
     pairs = pair_set.pairs.order_by("id")
     if accepted_only:
         pairs = pairs.filter(review=Review.ACCEPTED)
-    count = 0
     for pair in pairs.iterator(chunk_size=_BATCH):
-        out.write(json.dumps(pair_record(pair), ensure_ascii=False) + "\n")
+        yield json.dumps(pair_record(pair), ensure_ascii=False) + "\n"
+
+
+def pairs_export(*, pair_set: PairSet, out, accepted_only: bool = False) -> int:
+    """Write the set's pairs to the text stream ``out``; returns how many."""
+    count = 0
+    for line in pair_lines(pair_set=pair_set, accepted_only=accepted_only):
+        out.write(line)
         count += 1
     return count
 

@@ -125,3 +125,13 @@ def test_the_same_file_into_the_set_it_made_returns_that_import(write_file):
     first = pairs_import(set_name="hand", path=path)
     assert pairs_import(set_name="hand", path=path) == first  # a job retried after its import committed
     assert Pair.objects.count() == 1
+
+
+def test_the_admin_download_is_the_export(built_set, admin_client):
+    from django.urls import reverse
+
+    out = io.StringIO()
+    pairs_export(pair_set=built_set, out=out)
+    response = admin_client.get(reverse("admin:pairs_pairset_export", args=[built_set.pk]))
+    assert b"".join(response.streaming_content).decode() == out.getvalue()
+    assert response["Content-Disposition"] == 'attachment; filename="set-a.jsonl"'
