@@ -1,6 +1,10 @@
+"""Template filters of every page: JSON for raw results, and readable numbers (core.readable)."""
+
 import json
 
 from django import template
+
+from core import readable
 
 register = template.Library()
 
@@ -9,3 +13,39 @@ register = template.Library()
 def as_json(value) -> str:
     """Pretty JSON for result and parameter dicts (autoescaped by the template)."""
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@register.filter
+def num(value, digits: int = readable.DIGITS) -> str:
+    """A measure with three decimals (``{{ acc|num }}`` → ``0.121``; ``{{ x|num:1 }}``)."""
+    return readable.number(value, int(digits))
+
+
+@register.filter
+def count(value) -> str:
+    """A count with thousands separators (``25,794``)."""
+    return readable.count(value)
+
+
+@register.filter
+def interval(value, digits: int = readable.DIGITS) -> str:
+    """A pair as ``[0.122, 0.809]``."""
+    return readable.interval(value, int(digits))
+
+
+@register.filter
+def percent(value, digits: int = 1) -> str:
+    """A share in 0..1 as ``12.1 %``."""
+    return readable.percent(value, int(digits))
+
+
+@register.filter
+def duration(value) -> str:
+    """Seconds or a timedelta as ``3 min 12 s``."""
+    return readable.duration(value)
+
+
+@register.filter
+def readable_rows(value) -> list[tuple[str, str]]:
+    """A result dict's scalar facts as (label, text) rows."""
+    return readable.summary_rows(value) if isinstance(value, dict) else []
