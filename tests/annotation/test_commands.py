@@ -92,3 +92,18 @@ def test_build_release_and_export_release_do_what_the_test_set_commands_do(db, s
         assert (tmp_path / "release" / name).read_bytes() == (tmp_path / "testset" / name).read_bytes()
     with pytest.raises(CommandError, match="no test set 'nope'"):
         run("export_release", "nope", out=tmp_path)
+
+
+def test_export_takes_several_formats_after_one_format_flag_as_the_docs_show(db, scored_question, tmp_path):
+    # given a built test set
+    dataset = DatasetFactory(name="formats")
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
+    run("build_testset", dataset="formats", name="formats-set", seed=1)
+    # when it is exported with "--format tsv jsonl" (argv, as typed on the command line), and with --format repeated
+    run("export_testset", "formats-set", "--format", "tsv", "jsonl", "--out", str(tmp_path / "one"))
+    run("export_testset", "formats-set", "--format", "tsv", "--format", "jsonl", "--out", str(tmp_path / "two"))
+    # then both write the TSV (with its scores file), the JSONL and the manifest, and no CSV
+    written = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert written == sorted(p.name for p in (tmp_path / "two").iterdir())
+    assert any(n.endswith(".tsv") for n in written) and any(n.endswith(".jsonl") for n in written)
+    assert not any(n.endswith(".csv") for n in written)

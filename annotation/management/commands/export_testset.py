@@ -18,10 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("testset", help="test set name")
         parser.add_argument(
             "--format",
-            action="append",
+            action="extend",
+            nargs="+",
             choices=[*FORMAT_FILES, "hf"],
             dest="formats",
-            help="repeat for several formats (default: tsv, jsonl and csv; hf only when asked)",
+            help="one or more formats: --format tsv jsonl, or --format repeated "
+            "(default: tsv, jsonl and csv; hf only when asked)",
         )
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument(
@@ -40,7 +42,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **o):
-        formats = o["formats"] or list(FORMAT_FILES)
+        formats = list(dict.fromkeys(o["formats"] or FORMAT_FILES))
         release_formats = [f for f in formats if f != "hf"]
         try:
             paths, notes = [], []
