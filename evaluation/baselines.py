@@ -17,9 +17,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:  # scipy is imported where it is used: it costs every process ~0.4 s to start
+    from scipy import sparse
 
 
 def tokenize(text: str) -> list[str]:
@@ -50,6 +53,8 @@ class TfidfSelector:
 
     def vectorize(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """L2-normalised TF-IDF rows, one per text (an all-zero row for a text of unknown words)."""
+        from scipy import sparse
+
         rows, cols, vals = [], [], []
         for row, text in enumerate(texts):
             counts = Counter(w for w in tokenize(text) if w in self.vocabulary)

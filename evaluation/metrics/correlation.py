@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 METHODS = ("spearman", "kendall")
 
@@ -65,6 +64,8 @@ def _jsonable(d: dict) -> dict:
 
 
 def _coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from scipy import stats  # imported when used: it costs every process ~0.4 s to start
+
     if method == "spearman":
         result = stats.spearmanr(x, y)
     elif method == "kendall":
