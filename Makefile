@@ -11,24 +11,24 @@ STAMP := $(VENV)/.installed
 .PHONY: install run test lint test-sqlite test-postgres clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -c 'import sys; sys.exit("WellChosen needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,ml]'
-	touch $(STAMP)
+	@$(PYTHON) -c 'import sys; sys.exit("WellChosen needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	@echo "installing into $(VENV) (the first run takes a few minutes; pip's output: $(VENV)/install.log)…"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@($(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -e '.[dev,ml]') > $(VENV)/install.log 2>&1 \
+	  || (tail -n 40 $(VENV)/install.log; echo "installing failed: see $(VENV)/install.log"; exit 1)
+	@touch $(STAMP)
 
 install: $(STAMP)
 
 # Web server + Celery worker on SQLite and the filesystem broker, demo data loaded. The worker
 # runs beat inside it (-B), so published crowd batches are synced every
-# WELLCHOSEN_CROWD_SYNC_SECONDS (300) here too.
+# WELLCHOSEN_CROWD_SYNC_SECONDS (300) here too. Their output goes to var/log/; the address and the
+# demo logins are printed last, once both answer.
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_demo
-	@echo "Starting the Celery worker (with beat) and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
-	@$(PY) -m celery -A config worker -B -Q default,gpu --pool=solo --loglevel=INFO & worker=$$!; \
-	 trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	 $(PY) manage.py runserver $(HOST):$(PORT)
+	@echo "preparing the database and the demo data (the first start builds the demo pools: a few minutes)…"
+	@$(PY) manage.py migrate --noinput -v 0
+	@$(PY) manage.py load_demo --no-accounts
+	@$(PY) manage.py run_local --host $(HOST) --port $(PORT)
 
 test: install lint test-sqlite test-postgres
 

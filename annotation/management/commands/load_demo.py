@@ -16,6 +16,6 @@ class Command(BaseCommand):
         if options["no_accounts"]:
             return
         credentials = demo_accounts_ensure()
-        self.stdout.write(self.style.SUCCESS("Demo accounts (log in at http://127.0.0.1:8000/):"))
+        self.stdout.write(self.style.SUCCESS("Demo accounts:"))
         self.stdout.write(f"  researcher (admin, dashboard): researcher / {credentials['researcher']}")
         self.stdout.write(f"  annotator:                     annotator / {credentials['annotator']}")
