@@ -33,9 +33,10 @@ def answers(url: str) -> bool:
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_run_local_prints_the_port_asked_for_and_the_logins_last_then_stops_both(tmp_path, stop):
-    env = {
-        key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "CELERY_BROKER_URL")
-    } | {"DJANGO_SETTINGS_MODULE": "config.settings.local", "WELLCHOSEN_DATA_DIR": str(tmp_path)}
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "CELERY_BROKER_URL")} | {
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "WELLCHOSEN_DATA_DIR": str(tmp_path),
+    }
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=300)
     port = free_port()
