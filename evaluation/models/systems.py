@@ -3,6 +3,9 @@
 from django.db import models
 from django.db.models import Q
 
+# The model-free baseline that ships as a plugin (evaluation/baselines.py), named where a system is made.
+TFIDF_BASELINE = "evaluation.baselines.TfidfBaseline"
+
 
 class SystemKind(models.TextChoices):
     CAUSAL = "causal", "causal language model"
@@ -41,12 +44,21 @@ class System(models.Model):
 
     name = models.SlugField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=SystemKind.choices)
-    checkpoint = models.CharField(max_length=1000, blank=True, help_text="Local model directory (causal, seq2seq).")
+    checkpoint = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Causal, seq2seq: the local model directory (config and weights; never downloaded). Plugin: what "
+        f"the plugin reads, if anything; the shipped TF-IDF baseline ({TFIDF_BASELINE}) fits its IDF on the "
+        "utterance file named here (one utterance per line), or on the scored batch when it is empty.",
+    )
     tokenizer_path = models.CharField(
         max_length=1000, blank=True, help_text="Local tokenizer directory (default: checkpoint)."
     )
     plugin = models.CharField(
-        max_length=300, blank=True, help_text="Dotted path of a class with losses(contexts, candidates) (plugin)."
+        max_length=300,
+        blank=True,
+        help_text="Plugin: the dotted path of a class with losses(contexts, candidates), one loss per candidate "
+        f"(the lowest is selected). Shipped: {TFIDF_BASELINE}, a model-free TF-IDF baseline (Lowe et al. 2015).",
     )
     dtype = models.CharField(max_length=16, choices=SystemDtype.choices, default=SystemDtype.AUTO)
     max_context_tokens = models.PositiveIntegerField(default=512, help_text="Longer contexts keep their end.")

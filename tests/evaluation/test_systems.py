@@ -3,11 +3,13 @@
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils.module_loading import import_string
 
 from annotation.services.testset_build import testset_build
 from core.errors import UserError
 from core.models import Job
 from evaluation.models import Evaluation, System
+from evaluation.models.systems import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
 
@@ -106,3 +108,12 @@ def test_a_system_registered_with_compile_is_scored_by_a_compiled_body(db, tiny_
 def test_compiling_is_refused_for_a_system_that_is_not_causal(db, tiny_bart_dir):
     with pytest.raises(UserError, match="compiling applies to causal systems"):
         system_register(name="bart", kind="seq2seq", checkpoint=str(tiny_bart_dir), compile_model=True)
+
+
+def test_the_system_form_names_the_shipped_tfidf_baseline_and_what_its_checkpoint_field_takes(admin_client):
+    # when a researcher opens the form to add a system
+    page = admin_client.get(reverse("admin:evaluation_system_add")).content.decode()
+    # then the plugin field names the shipped baseline, a class that exists and scores
+    assert TFIDF_BASELINE in page and callable(getattr(import_string(TFIDF_BASELINE), "losses", None))
+    # and the checkpoint field says the baseline reads an utterance file there
+    assert "utterance file" in page

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserError
 from evaluation.models import SystemDtype, SystemKind
+from evaluation.models.systems import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 
 
@@ -11,9 +12,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("name", help="system name (a slug)")
         parser.add_argument("--kind", required=True, choices=SystemKind.values)
-        parser.add_argument("--checkpoint", default="", help="local model directory (never downloaded)")
+        parser.add_argument(
+            "--checkpoint",
+            default="",
+            help="causal, seq2seq: the local model directory (never downloaded); the TF-IDF plugin: an utterance "
+            "file (one per line) to fit its IDF on",
+        )
         parser.add_argument("--tokenizer", default="", help="local tokenizer directory (default: the checkpoint)")
-        parser.add_argument("--plugin", default="", help="dotted path of a class with losses(contexts, candidates)")
+        parser.add_argument(
+            "--plugin",
+            default="",
+            help=f"dotted path of a class with losses(contexts, candidates); shipped: {TFIDF_BASELINE} (TF-IDF)",
+        )
         parser.add_argument("--dtype", default=SystemDtype.AUTO, choices=SystemDtype.values)
         parser.add_argument("--max-context-tokens", type=int, default=512)
         parser.add_argument("--max-candidate-tokens", type=int, default=128)
