@@ -6,7 +6,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self) -> None:
+        from annotation.services.demo import demo_step_register
         from core.job_registry import job_kinds_register
+        from evaluation.services.demo import demo_baseline_system
         from evaluation.services.job_handlers import HANDLERS
 
         job_kinds_register(HANDLERS)
+        demo_step_register(demo_baseline_system)

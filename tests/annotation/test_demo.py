@@ -11,7 +11,7 @@ from annotation.services.demo import DEMO_TESTSET, demo_load
 @pytest.mark.slow
 def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation(db):
     done = demo_load()
-    assert len(done) == 6
+    assert len(done) == 7
     assert QuestionWork.objects.filter(dataset__name="demo-dialogues", is_open=True).count() == 40
     assert Candidate.objects.filter(question__dataset__name="demo-dialogues", is_ground_truth=False).count() == 400
     assert Dataset.objects.get(name="demo-dialogues").questions.count() == 40
