@@ -78,8 +78,9 @@ class PoolFilters:
     decision: str = ""  # a FalseDecision: likewise
     ground_truth: str = ""  # a GroundTruthDecision: questions whose ground truth has it
 
-    def query(self, **extra) -> dict:
-        return {k: v for k, v in {**self.__dict__, **extra}.items() if v not in ("", None)}
+    @property
+    def active(self) -> bool:
+        return bool(self.source or self.decision or self.ground_truth)
 
     def matches(self, row: CandidateDecision) -> bool:
         return (not self.source or row.source == self.source) and (not self.decision or row.decision == self.decision)
@@ -158,7 +159,7 @@ def pool_question(*, question: Question, decisions: dict[int, CandidateDecision]
     """One question as the review page shows it: the dialogue as the annotator sees it, the ground
     truth and the candidates (source, every retriever's rank and score, counted scores, rule
     decision), and per repository and retriever every rank down to the deepest one used, each a
-    candidate or the reason it is not one. Five queries whatever the pool's size."""
+    candidate or the reason it is not one. Four queries whatever the pool's size."""
     candidates = list(
         Candidate.objects.filter(question=question)
         .order_by("-is_ground_truth", "id")
