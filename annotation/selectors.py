@@ -132,7 +132,7 @@ def candidate_score_counts(*, dataset: Dataset, rules: FilterRules) -> QuerySet:
     valid = counted_scores_q("scores__")
     return (
         Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True)
-        .values("id", "question_id", "is_ground_truth")
+        .values("id", "question_id", "is_ground_truth", "source")
         .annotate(
             n_scores=Count("scores", filter=valid),
             n_acceptable=Count("scores", filter=valid & Q(scores__value__gte=rules.acceptable_min_score)),
@@ -166,6 +166,39 @@ def question_pools(*, dataset: Dataset, rules: FilterRules) -> dict[int, Questio
         ):
             pool.acceptable_as_ground_truth.append(row["id"])
     return pools
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateDecision:
+    """A response of an original question and what the filter rules make of its scores so far."""
+
+    id: int
+    question_id: int
+    is_ground_truth: bool
+    source: str
+    scores: int  # counted scores
+    decision: str  # a FalseDecision, or for the ground truth a GroundTruthDecision
+
+
+def candidate_decisions(*, dataset: Dataset, rules: FilterRules) -> list[CandidateDecision]:
+    """The rule decision of every response of the dataset's original questions (the filter
+    preview's rules, per candidate), in question then candidate order. One query."""
+    planned = dataset.annotators_per_item
+    decisions = []
+    for row in candidate_score_counts(dataset=dataset, rules=rules).iterator(chunk_size=5000):
+        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        decide = decide_ground_truth if row["is_ground_truth"] else decide_false_candidate
+        decisions.append(
+            CandidateDecision(
+                id=row["id"],
+                question_id=row["question_id"],
+                is_ground_truth=row["is_ground_truth"],
+                source=row["source"],
+                scores=row["n_scores"],
+                decision=decide(counts, rules, planned).value,
+            )
+        )
+    return decisions
 
 
 @dataclass

@@ -10,5 +10,6 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("crowd.urls")),
     path("", include("pairs.urls")),
+    path("", include("retrieval.urls")),
     path("", include("core.urls")),
 ]

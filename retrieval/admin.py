@@ -3,7 +3,7 @@ from django.db.models import Count
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.admin.dataset_tools import DatasetTool
+from annotation.admin.dataset_tools import DatasetTool, QuestionLink
 from annotation.models import Dataset, Repository, Utterance
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.jobs import job_create
@@ -121,3 +121,11 @@ def dataset_pools_view(model_admin: admin.ModelAdmin, request, dataset: Dataset)
 
 
 DATASET_POOLS_TOOL = DatasetTool(slug="pools", label="candidate pools", view=dataset_pools_view)
+
+
+def pool_review_url(question) -> str:
+    """The pool review page of the question (of the original, for a derived question)."""
+    return f"{reverse('pool-review', args=[question.dataset.name])}?q={question.derived_from_id or question.pk}"
+
+
+POOL_REVIEW_LINK = QuestionLink(label="review the pool beside its dialogue", url=pool_review_url)

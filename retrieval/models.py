@@ -53,6 +53,18 @@ class PoolStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+class ExclusionReason(models.TextChoices):
+    """Why a retrieved hit is no candidate of the pool (recorded per hit on QuestionRetrieval)."""
+
+    GROUND_TRUTH = "ground_truth", "same text as the ground truth"
+    CONTEXT = "context", "copy of a context turn"
+    EXCLUDED_DATASET = "excluded_dataset", "text of an excluded dataset"
+    TOO_SHORT = "too_short", "too short"
+    PARAPHRASE = "paraphrase", "paraphrase of the ground truth"
+    DUPLICATE = "duplicate", "same text as a higher-ranked hit"
+    MISSING = "missing", "no longer in the repository"
+
+
 class QuestionRetrieval(models.Model):
     """A question's candidate pool from one repository: what makes pool building resumable
     (finished questions are skipped) and where a failing question's error is kept."""
@@ -65,6 +77,11 @@ class QuestionRetrieval(models.Model):
     candidates_added = models.PositiveSmallIntegerField(default=0)
     pool_size = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
+    # The hits each retriever returned that are no candidate, down to the deepest rank the pool
+    # used (every hit of a retriever that ran dry): what explains the gaps in the candidates'
+    # ranks. [{"retriever", "rank", "score", "utterance_id", "text", "reason", ...}] where reason
+    # is an ExclusionReason (a paraphrase adds its "similarity", a short hit its "tokens").
+    exclusions = models.JSONField(default=list, blank=True)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

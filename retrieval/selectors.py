@@ -1,16 +1,21 @@
-"""Reads: current search indexes and their open handles."""
+"""Reads: current search indexes and their open handles; the pool review page."""
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
-from annotation.models import Repository
+from annotation.models import Candidate, CandidateSource, Dataset, FilterRules, Question, Repository, Score
+from annotation.rules import FalseDecision, GroundTruthDecision
+from annotation.selectors import CandidateDecision, candidate_decisions, dialogue_turns_display
+from core import readable
+from core.errors import UserError
 from retrieval.dense.encoder import get_encoder
 from retrieval.dense.search_index import DenseIndex
 from retrieval.dense.store import EmbeddingStore
 from retrieval.lexical.base import LexicalBackend
-from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
+from retrieval.models import ExclusionReason, IndexKind, IndexStatus, QuestionRetrieval, RetrievalIndex
 
 _open: dict[tuple, object] = {}
 _lock = threading.Lock()
@@ -56,3 +61,197 @@ def dense_index_for(index: RetrievalIndex) -> DenseIndex:
             folder = Path(index.name)
             _open[key] = DenseIndex(EmbeddingStore(folder / "store"), folder / "faiss.index")
         return _open[key]
+
+
+# -- the pool review page: a question's dialogue, its candidates, their ranks and decisions ------
+
+FALSE_DECISIONS = tuple(d.value for d in FalseDecision)
+GROUND_TRUTH_DECISIONS = tuple(d.value for d in GroundTruthDecision)
+SOURCES = tuple(s.value for s in CandidateSource)
+RETRIEVERS = ("lexical", "dense")
+NOT_RECORDED = "reason not recorded (the pool was built before exclusions were recorded)"
+
+
+@dataclass(frozen=True)
+class PoolFilters:
+    source: str = ""  # a CandidateSource: questions with a false candidate of it, and only those candidates
+    decision: str = ""  # a FalseDecision: likewise
+    ground_truth: str = ""  # a GroundTruthDecision: questions whose ground truth has it
+
+    @property
+    def active(self) -> bool:
+        return bool(self.source or self.decision or self.ground_truth)
+
+    def matches(self, row: CandidateDecision) -> bool:
+        return (not self.source or row.source == self.source) and (not self.decision or row.decision == self.decision)
+
+
+def pool_filters_check(*, source: str = "", decision: str = "", ground_truth: str = "") -> PoolFilters:
+    """The review page's filters; an unknown value is a UserError naming the known ones."""
+    for name, value, known in (
+        ("source", source, SOURCES),
+        ("decision", decision, FALSE_DECISIONS),
+        ("ground_truth", ground_truth, GROUND_TRUTH_DECISIONS),
+    ):
+        if value and value not in known:
+            raise UserError(f"{name} must be one of {', '.join(known)} (not {value[:40]!r})")
+    return PoolFilters(source=source, decision=decision, ground_truth=ground_truth)
+
+
+@dataclass
+class PoolIndex:
+    """The dataset's original questions that pass the filters, and counts over all of them."""
+
+    question_ids: list[int]  # those passing the filters, in id order
+    questions: int  # original questions
+    by_source: list[dict]  # [{"source", "label", "all", "decisions": [(decision, n), ...]}], false candidates
+    by_ground_truth: dict[str, int]
+    decisions: dict[int, CandidateDecision]  # by candidate id
+
+
+def pool_index(*, dataset: Dataset, rules: FilterRules, filters: PoolFilters) -> PoolIndex:
+    """Two queries whatever the dataset's size: the rule decisions of every response, and the
+    ids of the original questions."""
+    rows = candidate_decisions(dataset=dataset, rules=rules)
+    all_ids = list(
+        Question.objects.filter(dataset=dataset, derived_from__isnull=True).order_by("id").values_list("id", flat=True)
+    )
+    ground_truth: dict[int, str] = {}
+    wanted: set[int] = set()
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row.is_ground_truth:
+            ground_truth[row.question_id] = row.decision
+            continue
+        by = counts.setdefault(row.source, dict.fromkeys(("all", *FALSE_DECISIONS), 0))
+        by["all"] += 1
+        by[row.decision] += 1
+        if filters.matches(row):
+            wanted.add(row.question_id)
+    by_ground_truth = dict.fromkeys(GROUND_TRUTH_DECISIONS, 0)
+    for decision in ground_truth.values():
+        by_ground_truth[decision] += 1
+    labels = dict(CandidateSource.choices)
+    return PoolIndex(
+        question_ids=[
+            q
+            for q in all_ids
+            if (not (filters.source or filters.decision) or q in wanted)
+            and (not filters.ground_truth or ground_truth.get(q, GroundTruthDecision.UNDECIDED) == filters.ground_truth)
+        ],
+        questions=len(all_ids),
+        by_source=[
+            {
+                "source": s,
+                "label": labels[s],
+                "all": counts[s]["all"],
+                "decisions": [(d, counts[s][d]) for d in FALSE_DECISIONS],
+            }
+            for s in SOURCES
+            if s in counts
+        ],
+        by_ground_truth=by_ground_truth,
+        decisions={row.id: row for row in rows},
+    )
+
+
+def pool_question(*, question: Question, decisions: dict[int, CandidateDecision], filters: PoolFilters) -> dict:
+    """One question as the review page shows it: the dialogue as the annotator sees it, the ground
+    truth and the candidates (source, every retriever's rank and score, counted scores, rule
+    decision), and per repository and retriever every rank down to the deepest one used, each a
+    candidate or the reason it is not one. Four queries whatever the pool's size."""
+    candidates = list(
+        Candidate.objects.filter(question=question)
+        .order_by("-is_ground_truth", "id")
+        .values(
+            "id",
+            "text",
+            "is_ground_truth",
+            "source",
+            "retrieval_score",
+            "rank",
+            "retrieval",
+            "retriever_version",
+            "utterance_id",
+            "utterance__repository_id",
+        )
+    )
+    scores: dict[int, list[int]] = {}
+    for candidate_id, value in (
+        Score.objects.counted().filter(candidate__question=question).order_by("candidate_id", "value")
+    ).values_list("candidate_id", "value"):
+        scores.setdefault(candidate_id, []).append(value)
+    labels = dict(CandidateSource.choices)
+    shown, hidden = [], 0
+    for c in candidates:
+        decision = decisions.get(c["id"])
+        c["source_label"] = labels.get(c["source"], c["source"])
+        c["scores"] = scores.get(c["id"], [])
+        c["decision"] = decision.decision if decision and c["scores"] else ""
+        if c["is_ground_truth"] or decision is None or filters.matches(decision):
+            shown.append(c)
+        else:
+            hidden += 1
+    return {
+        "question": question,
+        "unit": {"turns": dialogue_turns_display(context_id=question.context_id)},  # as annotate/_context.html reads it
+        "candidates": shown,
+        "hidden": hidden,
+        "pools": _rank_tables(question=question, candidates=candidates),
+    }
+
+
+def _rank_tables(*, question: Question, candidates: list[dict]) -> list[dict]:
+    reasons = dict(ExclusionReason.choices)
+    tables = []
+    for pool in QuestionRetrieval.objects.filter(question=question).select_related("repository").order_by("id"):
+        retrievers = []
+        for retriever in RETRIEVERS:
+            ranks: dict[int, dict] = {}
+            for c in candidates:
+                if c["utterance__repository_id"] != pool.repository_id:
+                    continue
+                for found in c["retrieval"] or []:
+                    if found.get("retriever") == retriever:
+                        ranks[found["rank"]] = {
+                            "rank": found["rank"],
+                            "score": found.get("score"),
+                            "text": c["text"],
+                            "candidate": c["id"],
+                            "why": "candidate"
+                            if c["source"] == retriever
+                            else f"candidate (put in the pool by {c['source']} retrieval)",
+                        }
+            for hit in pool.exclusions:
+                if hit.get("retriever") == retriever:
+                    ranks.setdefault(
+                        hit["rank"],
+                        {
+                            "rank": hit["rank"],
+                            "score": hit.get("score"),
+                            "text": hit.get("text", ""),
+                            "candidate": None,
+                            "reason": hit["reason"],
+                            "why": _reason_text(hit, reasons),
+                        },
+                    )
+            if not ranks:
+                continue
+            # Down to the deepest rank the pool used; deeper hits are other retrievers' candidates found again.
+            used = [r for r, entry in ranks.items() if entry["why"] == "candidate" or entry["candidate"] is None]
+            for rank in range(1, max(used, default=0) + 1):
+                ranks.setdefault(
+                    rank, {"rank": rank, "score": None, "text": "", "candidate": None, "why": NOT_RECORDED}
+                )
+            retrievers.append({"retriever": retriever, "ranks": [ranks[r] for r in sorted(ranks)]})
+        tables.append({"pool": pool, "retrievers": retrievers})
+    return tables
+
+
+def _reason_text(hit: dict, reasons: dict) -> str:
+    text = reasons.get(hit.get("reason"), hit.get("reason", ""))
+    if "similarity" in hit:
+        return f"{text} (cosine {readable.number(hit['similarity'])})"
+    if "tokens" in hit:
+        return f"{text} ({hit['tokens']} tokens)"
+    return text

@@ -10,12 +10,19 @@ from django.utils.html import format_html, format_html_join
 from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
-from annotation.selectors import attention_checks_status, dataset_agreement, filter_preview, filter_rules_current
+from annotation.selectors import (
+    attention_checks_status,
+    dataset_agreement,
+    dialogue_turns_display,
+    filter_preview,
+    filter_rules_current,
+)
 from annotation.services.datasets import dataset_save
+from core import readable
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
-from .dataset_tools import DatasetTool, dataset_tools
+from .dataset_tools import DatasetTool, dataset_tools, question_links
 
 
 @admin.register(Dataset)
@@ -253,7 +260,7 @@ class CandidateInline(ProvenanceColumn, admin.TabularInline):
         "text",
         "is_ground_truth",
         "source",
-        "retrieval_score",
+        "score",
         "rank",
         "retriever_version",
         "how_made",
@@ -262,9 +269,15 @@ class CandidateInline(ProvenanceColumn, admin.TabularInline):
     readonly_fields = fields
     can_delete = False
     show_change_link = True
+    # Django's tabular inline with the candidate's link under its id: the text is shown once, in its column.
+    template = "admin/wellchosen/candidate_inline.html"
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(score_count=Count("scores"))
+
+    @admin.display(description="retriever score")
+    def score(self, obj):
+        return readable.number(obj.retrieval_score)
 
     @admin.display(description="scores")
     def n_scores(self, obj):
@@ -278,17 +291,46 @@ class QuestionAdmin(ReadOnlyAdmin):
     list_select_related = ["dataset"]
     search_fields = ["ground_truth"]
     raw_id_fields = ["context", "derived_from", "derived_ground_truth"]
-    readonly_fields = ["dataset", "context", "ground_truth", "derived_from", "derived_ground_truth", "created_at"]
+    fields = [
+        "dataset",
+        "dialogue",
+        "context",
+        "ground_truth",
+        "derived_from",
+        "derived_ground_truth",
+        "review",
+        "created_at",
+    ]
+    readonly_fields = fields
     inlines = [CandidateInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("dataset", "context")
 
     @admin.display(description="ground truth")
     def short_ground_truth(self, obj):
         return obj.ground_truth[:100]
 
+    @admin.display(description="dialogue")
+    def dialogue(self, obj):
+        turns = dialogue_turns_display(context_id=obj.context_id)
+        return format_html(
+            '<ol class="dialogue">{}</ol>',
+            format_html_join("", "<li>{}: {}</li>", ((t["speaker"], t["text"]) for t in turns)),
+        )
+
+    @admin.display(description="pool")
+    def review(self, obj):
+        if obj.dataset.is_rating:
+            return "–"  # rated generated responses: no pool
+        return format_html_join(
+            " · ", '<a href="{}">{}</a>', ((link.url(obj), link.label) for link in question_links())
+        )
+
 
 @admin.register(Candidate)
 class CandidateAdmin(ProvenanceColumn, ReadOnlyAdmin):
-    list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "retrieval_score", "rank"]
+    list_display = ["id", "question_id", "short_text", "is_ground_truth", "source", "score", "rank"]
     list_filter = ["source", "is_ground_truth", "question__dataset"]
     search_fields = ["text"]
     raw_id_fields = ["question", "utterance"]
@@ -299,7 +341,7 @@ class CandidateAdmin(ProvenanceColumn, ReadOnlyAdmin):
         "text_hash",
         "is_ground_truth",
         "source",
-        "retrieval_score",
+        "score",
         "rank",
         "retriever_version",
         "how_made",
@@ -311,3 +353,7 @@ class CandidateAdmin(ProvenanceColumn, ReadOnlyAdmin):
     @admin.display(description="text")
     def short_text(self, obj):
         return obj.text[:100]
+
+    @admin.display(description="retriever score", ordering="retrieval_score")
+    def score(self, obj):
+        return readable.number(obj.retrieval_score)

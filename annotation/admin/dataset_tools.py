@@ -1,9 +1,10 @@
-"""Pages for one dataset that a higher app adds to the dataset admin (retrieval: candidate pools).
+"""Pages for one dataset that a higher app adds to the dataset admin (retrieval: candidate pools),
+and links it adds to the question admin (retrieval: the pool review page).
 
 The dataset admin lists a link to each registered tool on every test-set dataset and serves it
 at ``<pk>/<slug>/`` under its own URLs (URL name ``admin:annotation_dataset_<slug>``). The
-registering app calls ``dataset_tool_register`` from its ``AppConfig.ready()``, so this app
-never imports it.
+registering app calls ``dataset_tool_register`` (``question_link_register``) from its
+``AppConfig.ready()``, so this app never imports it.
 """
 
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from django.contrib.admin import ModelAdmin
 from django.http import HttpRequest, HttpResponse
 
-from annotation.models import Dataset
+from annotation.models import Dataset, Question
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,20 @@ def dataset_tool_register(tool: DatasetTool) -> None:
 
 def dataset_tools() -> list[DatasetTool]:
     return list(_tools.values())
+
+
+@dataclass(frozen=True)
+class QuestionLink:
+    label: str
+    url: Callable[[Question], str]  # where it leads for this question
+
+
+_question_links: dict[str, QuestionLink] = {}
+
+
+def question_link_register(link: QuestionLink) -> None:
+    _question_links[link.label] = link
+
+
+def question_links() -> list[QuestionLink]:
+    return list(_question_links.values())

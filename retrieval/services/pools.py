@@ -19,7 +19,7 @@ from core.errors import UserError
 from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
 from retrieval.job_params import BuildPoolsParams
-from retrieval.models import PoolStatus, QuestionRetrieval
+from retrieval.models import ExclusionReason, PoolStatus, QuestionRetrieval
 from retrieval.selectors import dense_index_for, lexical_backend_for
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.indexing import indexes_ensure
@@ -157,7 +157,7 @@ def _build_batch(
                     if i >= 0
                 ],
             }
-            pool = _choose(
+            pool, exclusions = _choose(
                 ranked,
                 utterances=utterances,
                 vectors=vectors,
@@ -166,6 +166,7 @@ def _build_batch(
                 excluded=excluded,
                 settings=settings,
                 versions=versions,
+                ground_truth_hash=gt_hashes.get(question_id),
             )
             new_candidates.extend(_candidate(question_id, choice) for choice in pool)
             outcomes.append(
@@ -174,6 +175,7 @@ def _build_batch(
                     repository=repository,
                     status=PoolStatus.DONE,
                     pool_size=len(pool),
+                    exclusions=exclusions,
                     job_id=job_id,
                 )
             )
@@ -196,7 +198,7 @@ def _build_batch(
             outcomes,
             update_conflicts=True,
             unique_fields=["question", "repository"],
-            update_fields=["status", "pool_size", "error", "job", "updated_at"],
+            update_fields=["status", "pool_size", "error", "exclusions", "job", "updated_at"],
         )
     report["candidates_added"] += added
     report["built"] += sum(o.status == PoolStatus.DONE for o in outcomes)
@@ -215,30 +217,61 @@ def _utterances(ids: set[int]) -> dict[int, tuple]:
 
 
 def _choose(
-    ranked, *, utterances, vectors, query, blocked, excluded, settings: PoolSettings, versions
-) -> list[_Choice]:
+    ranked,
+    *,
+    utterances,
+    vectors,
+    query,
+    blocked,
+    excluded,
+    settings: PoolSettings,
+    versions,
+    ground_truth_hash: str | None = None,
+) -> tuple[list[_Choice], list[dict]]:
     """Take ``lexical`` then ``dense`` candidates that pass the exclusions, de-duplicated by
-    normalised text; when one retriever runs dry the other fills the pool up to M."""
+    normalised text; when one retriever runs dry the other fills the pool up to M.
+
+    Also returns the hits left out, each with its ExclusionReason, down to the deepest rank of
+    each retriever the pool looked at (all of them for a retriever that ran dry)."""
     usable: dict[str, list[tuple]] = {}
+    dropped: dict[str, list[dict]] = {}
     for retriever, hits in ranked.items():
-        usable[retriever] = []
+        usable[retriever], dropped[retriever] = [], []
         for utterance_id, score, rank in hits:
             utterance = utterances.get(utterance_id)
-            if utterance is None or utterance[2] in blocked or utterance[2] in excluded:
-                continue
-            if utterance[3] < settings.min_tokens:
-                continue
-            if float(np.dot(vectors[utterance_id], query)) >= settings.paraphrase_threshold:
+            reason, detail = _exclusion(
+                utterance,
+                vector=vectors.get(utterance_id),
+                query=query,
+                blocked=blocked,
+                excluded=excluded,
+                settings=settings,
+                ground_truth_hash=ground_truth_hash,
+            )
+            if reason:
+                dropped[retriever].append(
+                    {
+                        "retriever": retriever,
+                        "rank": rank,
+                        "score": float(score),
+                        "utterance_id": utterance_id,
+                        "text": utterance[1] if utterance else "",
+                        "reason": reason,
+                        **detail,
+                    }
+                )
                 continue
             usable[retriever].append(
                 (utterance, {"retriever": retriever, "score": score, "rank": rank, "version": versions[retriever]})
             )
     pool: dict[str, _Choice] = {}
+    looked = dict.fromkeys(usable, 0)  # how many usable hits of each retriever the pool went through
 
     def take(retriever: str, limit: int) -> None:
-        for utterance, found in usable[retriever]:
+        for i, (utterance, found) in enumerate(usable[retriever]):
             if len(pool) >= settings.size or limit <= 0:
                 return
+            looked[retriever] = max(looked[retriever], i + 1)
             choice = pool.get(utterance[2])
             if choice is None:
                 pool[utterance[2]] = _Choice(utterance, [found])
@@ -250,13 +283,53 @@ def _choose(
     take("dense", settings.dense)
     take("lexical", settings.size)  # fill up when a retriever ran dry
     take("dense", settings.size)
+    in_pool = {(f["retriever"], f["rank"]) for choice in pool.values() for f in choice.found}
+    exclusions = []
+    for retriever, hits in usable.items():
+        seen = hits[: looked[retriever]]
+        ran_dry = looked[retriever] == len(hits)
+        deepest = seen[-1][1]["rank"] if seen and not ran_dry else None
+        exclusions.extend(e for e in dropped[retriever] if deepest is None or e["rank"] < deepest)
+        # A second utterance of the same retriever with the same normalised text as one taken.
+        exclusions.extend(
+            {
+                "retriever": retriever,
+                "rank": found["rank"],
+                "score": float(found["score"]),
+                "utterance_id": utterance[0],
+                "text": utterance[1],
+                "reason": ExclusionReason.DUPLICATE.value,
+            }
+            for utterance, found in seen
+            if (retriever, found["rank"]) not in in_pool
+        )
     # Other hits of an already chosen text by the second retriever are recorded too.
     for retriever, hits in usable.items():
         for utterance, found in hits:
             choice = pool.get(utterance[2])
             if choice is not None and all(f["retriever"] != retriever for f in choice.found):
                 choice.found.append(found)
-    return list(pool.values())
+    exclusions.sort(key=lambda e: (e["retriever"], e["rank"]))
+    return list(pool.values()), exclusions
+
+
+def _exclusion(
+    utterance, *, vector, query, blocked, excluded, settings: PoolSettings, ground_truth_hash
+) -> tuple[str, dict]:
+    """Why a retrieved utterance cannot be a candidate ("" when it can), with what decided it."""
+    if utterance is None:
+        return ExclusionReason.MISSING.value, {}
+    if utterance[2] in blocked:
+        reason = ExclusionReason.GROUND_TRUTH if utterance[2] == ground_truth_hash else ExclusionReason.CONTEXT
+        return reason.value, {}
+    if utterance[2] in excluded:
+        return ExclusionReason.EXCLUDED_DATASET.value, {}
+    if utterance[3] < settings.min_tokens:
+        return ExclusionReason.TOO_SHORT.value, {"tokens": utterance[3]}
+    similarity = float(np.dot(vector, query))
+    if similarity >= settings.paraphrase_threshold:
+        return ExclusionReason.PARAPHRASE.value, {"similarity": similarity}
+    return "", {}
 
 
 def _candidate(question_id: int, choice: _Choice) -> Candidate:

@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.models import Dataset, FilterRules, Question, Score, TestSet, Utterance
 from annotation.services.testset_build import testset_build
 from core.models import Job, JobStatus
-from tests.factories import DatasetFactory
+from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
 
@@ -139,6 +139,22 @@ def test_question_change_page_lists_candidates(admin_client, scored_dataset):
     question = Question.objects.first()
     page = admin_client.get(reverse("admin:annotation_question_change", args=[question.pk])).content.decode()
     assert question.ground_truth in page
+
+
+def test_question_change_page_shows_the_dialogue_each_candidate_once_and_three_digit_scores(admin_client, db):
+    question = QuestionFactory(context__turns=["Is the museum open today?", "Only until six."])
+    CandidateFactory(question=question, text="The museum is closed on Mondays.", retrieval_score=0.7089802026748657)
+    page = admin_client.get(reverse("admin:annotation_question_change", args=[question.pk])).content.decode()
+    assert "A: Is the museum open today?" in page and "B: Only until six." in page
+    assert page.count("The museum is closed on Mondays.") == 1
+    assert "0.709" in page and "0.7089802026748657" not in page
+    assert f"{reverse('pool-review', args=[question.dataset.name])}?q={question.pk}" in page
+
+
+def test_candidate_changelist_shows_three_digit_scores(admin_client, db):
+    CandidateFactory(retrieval_score=0.7089802026748657)
+    page = admin_client.get(reverse("admin:annotation_candidate_changelist")).content.decode()
+    assert "0.709" in page and "0.7089802026748657" not in page
 
 
 def test_new_filter_rules_are_a_new_version(admin_client, db):

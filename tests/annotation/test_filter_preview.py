@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.models import Annotator
-from annotation.selectors import filter_preview, filter_rules_current, question_pools
+from annotation.selectors import candidate_decisions, filter_preview, filter_rules_current, question_pools
 from annotation.services.filter_rules import filter_rules_create
 from tests.factories import DatasetFactory
 
@@ -87,3 +87,21 @@ def test_unscored_candidates_are_undecided(dataset, scored_question):
     preview = filter_preview(dataset=dataset, rules=filter_rules_current())
     assert preview.questions_by_ground_truth["undecided"] == 1
     assert preview.candidates_by_decision["undecided"] == 2
+
+
+def test_each_candidate_gets_the_decision_the_preview_counts(dataset, scored_question, django_assert_num_queries):
+    # given the questions of the first test
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG, WRONG, WRONG, ACCEPTABLE, UNGRAMMATICAL])
+    scored_question(dataset=dataset, gt=[3, 2, 3, 5, 5], false=[WRONG, WRONG, WRONG])
+    rules = filter_rules_current()
+    # when each candidate's decision is read (one query)
+    with django_assert_num_queries(1):
+        decisions = candidate_decisions(dataset=dataset, rules=rules)
+    # then they are the preview's, one per response, ground truths apart
+    ground_truths = [d.decision for d in decisions if d.is_ground_truth]
+    false = [d.decision for d in decisions if not d.is_ground_truth]
+    assert ground_truths == ["passed", "rejected"]
+    assert {d: false.count(d) for d in set(false)} == {
+        d: n for d, n in filter_preview(dataset=dataset, rules=rules).candidates_by_decision.items() if n
+    }
+    assert all(d.scores == 5 and d.source == "lexical" for d in decisions if not d.is_ground_truth)

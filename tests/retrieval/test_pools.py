@@ -1,13 +1,15 @@
 import pytest
 
-from annotation.models import Candidate, Dataset, DatasetMembership, Question, Turn
+from annotation.models import Candidate, Dataset, DatasetMembership, Question, Turn, Utterance
+from annotation.selectors import filter_rules_current
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
 from annotation.services.submission import Answer, unit_submit
 from core.errors import JobCancelled, UserError
 from core.text import text_hash
-from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.models import ExclusionReason, IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.selectors import NOT_RECORDED, PoolFilters, pool_index, pool_question
 from retrieval.services import pools as pools_module
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.pools import PoolSettings, pool_sizes_check, pools_build
@@ -212,3 +214,48 @@ def test_attention_checks_come_from_the_pools_repository_and_are_no_text_of_a_da
     )
     assert shown and len(set(shown)) == len(shown)
     assert [text for text in shown if text_hash(text) in forbidden] == []
+
+
+def test_hits_left_out_are_recorded_with_why(demo, write_file):
+    # given the first question's ground truth and context turns in the repository
+    question = Question.objects.filter(dataset__name=DEMO_DATASET).order_by("id").first()
+    turns = list(Turn.objects.filter(context=question.context).order_by("position").values_list("text", flat=True))
+    repository_import(
+        path=write_file("more.txt", "\n".join([question.ground_truth, *turns]) + "\n"), name=DEMO_REPOSITORY
+    )
+    # when pools are built
+    build()
+    # then both retrievers found the ground truth first and left it out, and its context turns too
+    exclusions = QuestionRetrieval.objects.get(question=question).exclusions
+    for retriever in ("lexical", "dense"):
+        first = next(e for e in exclusions if e["retriever"] == retriever)
+        assert (first["rank"], first["reason"], first["text"]) == (
+            1,
+            ExclusionReason.GROUND_TRUTH,
+            question.ground_truth,
+        )
+        assert first["utterance_id"] == Utterance.objects.get(text=question.ground_truth).pk
+    copies = {e["text"] for e in exclusions if e["reason"] == ExclusionReason.CONTEXT}
+    assert copies and copies <= set(turns)
+    assert not question.candidates.filter(text__in=[question.ground_truth, *turns], is_ground_truth=False).exists()
+
+
+def test_short_hits_and_paraphrases_left_out_say_by_how_much(demo):
+    build(settings=PoolSettings(min_tokens=5, paraphrase_threshold=0.7))
+    exclusions = [e for r in QuestionRetrieval.objects.all() for e in r.exclusions]
+    short = [e for e in exclusions if e["reason"] == ExclusionReason.TOO_SHORT]
+    paraphrases = [e for e in exclusions if e["reason"] == ExclusionReason.PARAPHRASE]
+    assert short and all(e["tokens"] < 5 and len(e["text"].split()) < 8 for e in short)
+    assert paraphrases and all(0.7 <= e["similarity"] <= 1 + 1e-6 for e in paraphrases)
+
+
+def test_every_rank_down_to_the_deepest_used_is_a_candidate_or_a_recorded_exclusion(demo):
+    # given pools built with exclusions of every kind
+    build(settings=PoolSettings(min_tokens=5, paraphrase_threshold=0.7))
+    dataset = Dataset.objects.get(name=DEMO_DATASET)
+    index = pool_index(dataset=dataset, rules=filter_rules_current(), filters=PoolFilters())
+    # then the review page has a reason for every rank of every retriever
+    for question in Question.objects.filter(dataset=dataset):
+        shown = pool_question(question=question, decisions=index.decisions, filters=PoolFilters())
+        ranks = [hit for table in shown["pools"] for r in table["retrievers"] for hit in r["ranks"]]
+        assert ranks and not [hit for hit in ranks if hit["why"] == NOT_RECORDED]

@@ -351,6 +351,7 @@ def researcher_pages() -> list[str]:
     return [
         "/dashboard/",
         *(f"/dashboard/{name}/" for name in Dataset.objects.values_list("name", flat=True)),
+        *(f"/dashboard/{name}/pools/" for name in Dataset.objects.values_list("name", flat=True)),
         "/campaigns/",
         *(f"/campaigns/{name}/" for name in Campaign.objects.values_list("name", flat=True)),
         "/jobs/",
