@@ -95,7 +95,7 @@ def test_a_finished_job_page_shows_the_summary_the_next_step_the_result_table_an
         phases=_phases(),
     )
     page = admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
-    assert "Imported 92 questions from x (100 lines); 8 lines skipped." in page
+    assert "Imported 92 questions into dataset d from x (100 lines); 8 lines skipped (8 blank)." in page
     assert f'id="job-next" href="{reverse("dashboard-dataset", args=["d"])}"' in page
     assert '<th>Accuracy</th><td class="num">0.121</td>' in page
     details = page[page.index('<details class="raw"') : page.index("</details>")]
