@@ -45,7 +45,12 @@ class ImportDialoguesParams(JobParams):
             result,
             {"skipped_blank": "blank", "skipped_short": "too short", "skipped_truncated_last_line": "cut off"},
         )
-        return f"{text}; {count(lines - questions)} lines skipped ({skipped})." if skipped else f"{text}."
+        skipped_lines = lines - questions
+        return (
+            f"{text}; {count(skipped_lines)} {'line' if skipped_lines == 1 else 'lines'} skipped ({skipped})."
+            if skipped
+            else f"{text}."
+        )
 
     def next_step(self, result: dict[str, Any]) -> NextStep | None:
         return dataset_step(result["dataset"])

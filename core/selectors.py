@@ -60,24 +60,32 @@ def _phase_view(phase: dict, *, now: float, running: bool) -> dict:
     seconds = now - started if is_running else phase.get("seconds")
     eta = phase_eta(done=done, total=total, elapsed=seconds) if is_running else None
     estimated = bool(phase.get("estimated"))
-    counts = readable.count(done)
-    if total:
-        counts += f" of {'about ' if estimated else ''}{readable.count(total)}"
-    if unit:
-        counts += f" {unit}"
+    counts = ""
+    if done or total:
+        counts = readable.count(done)
+        if total:
+            counts += f" of {'about ' if estimated else ''}{readable.count(total)}"
+        if unit:
+            counts += f" {unit}"
+    failed = phase.get("failed", 0)
+    duration_text = readable.duration(seconds) if seconds is not None else ""
+    details = [counts + (f", {readable.count(failed)} failed" if failed else ""), duration_text]
+    if eta is not None:
+        details.append(f"about {readable.duration(eta)} left")
     return {
         "name": phase.get("name") or "working",
         "unit": unit,
         "done": done,
         "total": total,
-        "failed": phase.get("failed", 0),
+        "failed": failed,
         "estimated": estimated,
         "percent": min(100, int(done * 100 / total)) if total else None,
         "running": is_running,
         "seconds": seconds,
         "eta_seconds": eta,
         "counts_text": counts,
-        "duration_text": readable.duration(seconds) if seconds is not None else "",
+        "duration_text": duration_text,
+        "details_text": " · ".join(d for d in details if d),  # counts, failures, duration, ETA
     }
 
 

@@ -20,10 +20,7 @@
     }
     const facts = document.createElement("span");
     facts.className = "muted";
-    let text = " " + phase.counts_text;
-    if (phase.failed) text += ", " + phase.failed.toLocaleString("en-US") + " failed";
-    if (phase.duration_text) text += " · " + phase.duration_text;
-    facts.textContent = text;
+    facts.textContent = " " + phase.details_text;
     li.appendChild(facts);
     return li;
   }
