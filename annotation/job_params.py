@@ -155,3 +155,23 @@ class QualityRefreshParams(JobParams):
 
     def next_step(self, result: dict[str, Any]) -> NextStep | None:
         return dataset_step(result["dataset"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadDemoParams(JobParams):
+    """The demo data (annotation.services.demo): recorded as a job so that the job list shows what
+    `load_demo` loaded, with a link to the demo dataset."""
+
+    kind: ClassVar[str] = "load_demo"
+    label: ClassVar[str] = "load the demo data"
+
+    with_pools: bool = True  # False: no retrieval (no embedding model needed)
+
+    def summary(self, result: dict[str, Any]) -> str:
+        loaded = result["loaded"]
+        if not loaded:
+            return "The demo data was present already; nothing was loaded."
+        return "Loaded the demo: " + "; ".join(loaded) + "."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])

@@ -9,6 +9,7 @@ from annotation.job_params import (
     ImportHFTestsetParams,
     ImportScoresParams,
     ImportTestsetParams,
+    LoadDemoParams,
     QualityRefreshParams,
 )
 from core.job_registry import job_kinds_all
@@ -61,6 +62,15 @@ CASES = [
         QualityRefreshParams(dataset_id=3),
         {"dataset": "dd", "annotators": 4, "alpha": 0.41234567},
         "Refreshed quality and agreement of dataset dd: 4 annotators, Krippendorff's α 0.412.",
+        _dataset,
+    ),
+    (
+        LoadDemoParams(),
+        {
+            "loaded": ["dataset demo-dialogues: 40 questions", "test set demo-annotated-v1: 12 questions"],
+            "dataset": "dd",
+        },
+        "Loaded the demo: dataset demo-dialogues: 40 questions; test set demo-annotated-v1: 12 questions.",
         _dataset,
     ),
     (
