@@ -26,7 +26,7 @@ def base(live_server):
     return live_server.url
 
 
-def test_a_finished_pool_job_page_lists_its_phases_and_links_to_the_dataset(browser, base):
+def test_a_finished_pool_job_page_lists_its_phases_and_links_to_the_dataset(browser, base):  # noqa: F811
     # given a pool job run on the demo dialogues and repository (its indexes built on the way)
     dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
     repository_import(path=DEMO_REPOSITORY_FILE, name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
@@ -52,7 +52,7 @@ def test_a_finished_pool_job_page_lists_its_phases_and_links_to_the_dataset(brow
     assert page.url.endswith(f"/dashboard/{DEMO_DATASET}/")
 
 
-def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser, base):
+def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser, base):  # noqa: F811
     now = time.time()
     job = Job.objects.create(
         kind="build_pools",
