@@ -5,9 +5,23 @@ services/job_handlers.py unpack them. A field's default is that parameter's one 
 """
 
 from dataclasses import dataclass
-from typing import ClassVar
+from pathlib import PurePath
+from typing import Any, ClassVar
 
-from core.job_registry import JobParams
+from django.urls import reverse
+
+from core.job_registry import JobParams, NextStep
+from core.readable import count, number
+
+
+def dataset_step(name: str | None) -> NextStep | None:
+    """The dataset's page: where imported questions, pools and quality go on."""
+    return NextStep(f"Open dataset {name}", reverse("dashboard-dataset", args=[name])) if name else None
+
+
+def skipped_text(result: dict[str, Any], labels: dict[str, str]) -> str:
+    """``3 blank, 1 too short`` from the result's non-zero ``skipped_*`` counts."""
+    return ", ".join(f"{count(result[key])} {label}" for key, label in labels.items() if result.get(key))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,6 +34,26 @@ class ImportDialoguesParams(JobParams):
     dataset: str
     context_turns: int = 3
     encoding: str = "utf-8"
+
+    def summary(self, result: dict[str, Any]) -> str:
+        lines, questions = result["lines"], result["questions"]
+        text = (
+            f"Imported {count(questions)} questions into dataset {result['dataset']} "
+            f"from {PurePath(self.path).name} ({count(lines)} lines)"
+        )
+        skipped = skipped_text(
+            result,
+            {"skipped_blank": "blank", "skipped_short": "too short", "skipped_truncated_last_line": "cut off"},
+        )
+        skipped_lines = lines - questions
+        return (
+            f"{text}; {count(skipped_lines)} {'line' if skipped_lines == 1 else 'lines'} skipped ({skipped})."
+            if skipped
+            else f"{text}."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +69,15 @@ class ImportTestsetParams(JobParams):
     context_turns: int = 3
     encoding: str = "utf-8"
 
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Imported {count(result['questions'])} questions with {count(result['candidates'])} candidates "
+            f"and {count(result['scores'])} scores into dataset {result['dataset']} from {PurePath(self.path).name}."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
+
 
 @dataclass(frozen=True, kw_only=True)
 class ImportHFTestsetParams(JobParams):
@@ -48,6 +91,16 @@ class ImportHFTestsetParams(JobParams):
     dataset: str | None = None  # None: the test set's name
     name: str | None = None  # None: the name in the folder's manifest.json, else the folder's name
 
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Imported test set {result['testset']} into dataset {result['dataset']}: "
+            f"{count(result['questions'])} questions ({count(result['derived_questions'])} derived), "
+            f"{count(result['candidates'])} candidates, {count(result['scores'])} scores."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
+
 
 @dataclass(frozen=True, kw_only=True)
 class ImportScoresParams(JobParams):
@@ -56,6 +109,12 @@ class ImportScoresParams(JobParams):
 
     path: str
     encoding: str = "utf-8"
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Read {count(result['rows'])} scores from {PurePath(self.path).name}: "
+            f"{count(result['created'])} new, {count(result['unchanged'])} unchanged."
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +128,17 @@ class BuildTestsetParams(JobParams):
     seed: int = 0
     rules_version: int | None = None  # None: the newest filter rules
 
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Built test set {result['name']} from dataset {self.dataset}: {count(result['questions'])} questions "
+            f"({count(result['derived_questions'])} derived) with {count(result['candidates'])} candidates."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return NextStep(
+            f"Open test set {result['name']}", reverse("admin:annotation_testset_change", args=[result["testset_id"]])
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class QualityRefreshParams(JobParams):
@@ -76,3 +146,32 @@ class QualityRefreshParams(JobParams):
     label: ClassVar[str] = "refresh quality and agreement"
 
     dataset_id: int
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Refreshed quality and agreement of dataset {result['dataset']}: {count(result['annotators'])} "
+            f"annotators, Krippendorff's α {number(result['alpha'])}."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadDemoParams(JobParams):
+    """The demo data (annotation.services.demo): recorded as a job so that the job list shows what
+    `load_demo` loaded, with a link to the demo dataset."""
+
+    kind: ClassVar[str] = "load_demo"
+    label: ClassVar[str] = "load the demo data"
+
+    with_pools: bool = True  # False: no retrieval (no embedding model needed)
+
+    def summary(self, result: dict[str, Any]) -> str:
+        loaded = result["loaded"]
+        if not loaded:
+            return "The demo data was present already; nothing was loaded."
+        return "Loaded the demo: " + "; ".join(loaded) + "."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])

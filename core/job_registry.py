@@ -18,6 +18,14 @@ from core.errors import UserError
 QUEUES = ("default", "gpu")  # "gpu" is sent to settings.WELLCHOSEN_GPU_QUEUE
 
 
+@dataclass(frozen=True)
+class NextStep:
+    """Where a finished job's work goes on: a link's words and address."""
+
+    label: str
+    url: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class JobParams:
     """Typed parameters of one job kind, stored as JSON on the Job row.
@@ -54,6 +62,17 @@ class JobParams:
                 continue
             values[name] = _checked(cls.kind, name, data[name], hints[name])
         return cls(**values)
+
+    def summary(self, result: dict[str, Any]) -> str:
+        """One paragraph saying what a successful job of this kind did, from its ``result``
+        ("Imported 100 dialogues (92 questions) from dialogues_test.txt; 8 lines skipped.").
+        Empty: the job page shows the result's scalar facts as a table instead."""
+        return ""
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        """The page where the work of a successful job of this kind goes on (a dataset's page, the
+        test set it built, the evaluation it ran); None for none."""
+        return None
 
     @classmethod
     def default(cls, name: str) -> Any:

@@ -46,18 +46,45 @@ class LineReader:
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.size = self.path.stat().st_size
+        self.lines_read = 0
+        self.finished = False  # every line was read: lines_read is the file's count
         self._raw = None
 
     def position(self) -> int:
         """Bytes of the file on disk consumed so far (compressed bytes for .gz)."""
         return self._raw.tell() if self._raw is not None and not self._raw.closed else self.size
 
+    def lines_estimate(self) -> int:
+        """The file's lines: exact once read to the end, before that estimated from the lines read
+        per byte so far (0 before the first line)."""
+        if self.finished:
+            return self.lines_read
+        position = self.position()
+        if not self.lines_read or not position:
+            return 0
+        return max(self.lines_read, round(self.lines_read * self.size / position))
+
+    def report(self, progress, *, phase: str = "reading the file", force: bool = False) -> None:
+        """Tell a job's progress (core.services.jobs.JobProgress) the lines read and the file's
+        lines (estimated from its bytes until the end)."""
+        progress.update(
+            done=self.lines_read,
+            total=self.lines_estimate(),
+            phase=phase,
+            unit="lines",
+            estimated=not self.finished,
+            force=force,
+        )
+
     def __iter__(self) -> Iterator[RawLine]:
         with open(self.path, "rb") as raw:
             self._raw = raw
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(self.path, raw) else raw
             try:
-                yield from self._lines(stream)
+                for line in self._lines(stream):
+                    self.lines_read = line.number
+                    yield line
+                self.finished = True
             except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
                 raise ImportFileError(self.path, None, None, f"not a readable gzip file: {exc}") from None
 

@@ -38,6 +38,10 @@ class Job(models.Model):
     failed_count = models.PositiveBigIntegerField(default=0)
     # What the counts count ("scoring words"): a job of several steps names the one running.
     phase = models.CharField(max_length=64, blank=True)
+    # Every phase seen, in order: {"name", "unit", "done", "total", "failed", "estimated", "seconds"}
+    # ("seconds": its duration; null and "started", epoch seconds, for the one running). Written by
+    # core.services.jobs.JobProgress; the counts above are the last phase's.
+    phases = models.JSONField(default=list, blank=True)
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

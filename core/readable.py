@@ -89,9 +89,12 @@ def rounded(value: Any, digits: int = DIGITS) -> Any:
     return value
 
 
+_LABELS = {"ci95": "95 % CI", "ci": "CI"}
+
+
 def label(key: str) -> str:
-    """A result key as words: ``questions_kept`` → ``questions kept``."""
-    return str(key).replace("_", " ")
+    """A result key as words: ``questions_kept`` → ``questions kept``, ``ci95`` → ``95 % CI``."""
+    return _LABELS.get(str(key), str(key).replace("_", " "))
 
 
 def summary_rows(result: Mapping, digits: int = DIGITS) -> list[tuple[str, str]]:
@@ -108,3 +111,41 @@ def summary_rows(result: Mapping, digits: int = DIGITS) -> list[tuple[str, str]]
         elif isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, Number) for v in value):
             rows.append((label(key), interval(value, digits)))
     return rows
+
+
+def text(value: Any, digits: int = DIGITS) -> str:
+    """Any scalar of a result as read: a measure, a count, ``[a, b]`` for a pair of numbers, yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, Number) for v in value):
+        return interval(value, digits)
+    if isinstance(value, Number) or value is None:
+        return number(value, digits)
+    return str(value)
+
+
+def result_tables(result: Mapping, digits: int = DIGITS) -> list[dict]:
+    """The nested objects of a result as tables (what ``summary_rows`` leaves out):
+    ``{"per_source": {"bm25": {"n": 40, "rate": 0.8, "ci95": [...]}, ...}}`` becomes a table titled
+    "per source" with a row per source and a column per key; an object of scalars becomes a
+    two-column table. Each: ``{"title", "columns", "rows"}`` (rows: label then cells, all text)."""
+    tables = []
+    for key, value in result.items():
+        if not isinstance(value, Mapping) or not value:
+            continue
+        if all(isinstance(v, Mapping) for v in value.values()):
+            columns: list[str] = []
+            for inner in value.values():
+                columns += [k for k, v in inner.items() if k not in columns and not isinstance(v, Mapping | list)]
+            columns += [k for inner in value.values() for k, v in inner.items() if _is_pair(v) and k not in columns]
+            rows = [[str(name), *(text(inner.get(c), digits) for c in columns)] for name, inner in value.items()]
+            tables.append({"title": label(key), "columns": ["", *(label(c) for c in columns)], "rows": rows})
+        else:
+            rows = [[name, cell] for name, cell in summary_rows(value, digits)]
+            if rows:
+                tables.append({"title": label(key), "columns": [], "rows": rows})
+    return tables
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, Number) for v in value)

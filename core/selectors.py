@@ -1,24 +1,123 @@
 """Reads of background jobs."""
 
+import logging
+import time
+
 from django.core.cache import cache
 from django.db.models import QuerySet
+from django.urls import NoReverseMatch
 
+from core import readable
+from core.errors import UserError
+from core.job_registry import job_kind_get
 from core.models import Job, JobStatus, job_cache_key
 
+logger = logging.getLogger(__name__)
 
-def job_live_progress(*, job: Job) -> dict:
+
+def job_live_progress(*, job: Job, now: float | None = None) -> dict:
     """Progress as a worker last reported it: the cache while running (an import's own
-    transaction hides its writes), the row otherwise."""
+    transaction hides its writes), the row otherwise; with the phases seen (each with readable
+    counts and duration) and the running phase's ETA (``eta_seconds``, None when unknown)."""
     values = {
         "progress": job.progress,
         "done_count": job.done_count,
         "total_count": job.total_count,
         "failed_count": job.failed_count,
         "phase": job.phase,
+        "phases": job.phases or [],
     }
     if job.status == JobStatus.RUNNING:
         values.update(cache.get(job_cache_key(job.pk, "progress")) or {})
+    if not values["phases"] and (values["done_count"] or values["total_count"]):
+        # A row written before phases were recorded: its counts are its one phase.
+        started = job.started_at.timestamp() if job.started_at and job.status == JobStatus.RUNNING else None
+        values["phases"] = [
+            {
+                "name": values["phase"],
+                "done": values["done_count"],
+                "total": values["total_count"],
+                "failed": values["failed_count"],
+                "started": started,
+            }
+        ]
+    now = time.time() if now is None else now
+    phases = [_phase_view(p, now=now, running=job.status == JobStatus.RUNNING) for p in values["phases"]]
+    current = phases[-1] if phases and phases[-1]["running"] else None
+    values["phases"] = phases
+    values["unit"] = current["unit"] if current else (phases[-1]["unit"] if phases else "")
+    values["eta_seconds"] = current["eta_seconds"] if current else None
+    values["eta"] = readable.duration(values["eta_seconds"]) if values["eta_seconds"] is not None else ""
+    took = job.finished_at - job.started_at if job.started_at and job.finished_at else None
+    values["took_seconds"] = took.total_seconds() if took is not None else None
     return values
+
+
+def _phase_view(phase: dict, *, now: float, running: bool) -> dict:
+    done, total, unit = phase.get("done", 0), phase.get("total", 0), phase.get("unit", "")
+    started = phase.get("started")
+    is_running = running and started is not None
+    seconds = now - started if is_running else phase.get("seconds")
+    eta = phase_eta(done=done, total=total, elapsed=seconds) if is_running else None
+    estimated = bool(phase.get("estimated"))
+    counts = ""
+    if done or total:
+        counts = readable.count(done)
+        if total:
+            counts += f" of {'about ' if estimated else ''}{readable.count(total)}"
+        if unit:
+            counts += f" {unit}"
+    failed = phase.get("failed", 0)
+    duration_text = readable.duration(seconds) if seconds is not None else ""
+    details = [counts + (f", {readable.count(failed)} failed" if failed else ""), duration_text]
+    if eta is not None:
+        details.append(f"about {readable.duration(eta)} left")
+    return {
+        "name": phase.get("name") or "working",
+        "unit": unit,
+        "done": done,
+        "total": total,
+        "failed": failed,
+        "estimated": estimated,
+        "percent": min(100, int(done * 100 / total)) if total else None,
+        "running": is_running,
+        "seconds": seconds,
+        "eta_seconds": eta,
+        "counts_text": counts,
+        "duration_text": duration_text,
+        "details_text": " · ".join(d for d in details if d),  # counts, failures, duration, ETA
+    }
+
+
+def phase_eta(*, done: int, total: int, elapsed: float | None) -> float | None:
+    """Seconds left at the phase's rate so far (done / elapsed); None before there is a rate."""
+    if not total or not elapsed or elapsed <= 0 or done <= 0:
+        return None
+    if done >= total:
+        return 0.0
+    return (total - done) / (done / elapsed)
+
+
+def job_outcome(*, job: Job) -> dict:
+    """What a successful job did, in words: its kind's summary (``summary``, "" for none), the
+    result's scalar facts as readable rows (``rows``) and the next step (``next_step``:
+    {"label", "url"} or None). Empty for a job that did not succeed."""
+    outcome = {"summary": "", "rows": [], "next_step": None}
+    if job.status != JobStatus.SUCCEEDED:
+        return outcome
+    result = job.result if isinstance(job.result, dict) else {}
+    outcome["rows"] = readable.summary_rows(result)
+    try:
+        params = job_kind_get(job.kind).params.from_json(job.params)
+        outcome["summary"] = params.summary(result)
+        step = params.next_step(result)
+    except (UserError, KeyError, TypeError, ValueError, NoReverseMatch):
+        # A result written by older code, or a kind no installed app declares: the rows stay.
+        logger.warning("job %s (%s): no summary for its result", job.pk, job.kind, exc_info=True)
+        return outcome
+    if step is not None:
+        outcome["next_step"] = {"label": step.label, "url": step.url}
+    return outcome
 
 
 def jobs_recent(*, limit: int = 50) -> QuerySet:

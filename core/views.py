@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from core.models import Job
-from core.selectors import job_live_progress, jobs_recent
+from core.selectors import job_live_progress, job_outcome, jobs_recent
 from core.services.jobs import job_cancel
 
 
@@ -28,7 +28,11 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @permission_required("core.view_job", raise_exception=True)
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id)
-    return render(request, "jobs/detail.html", {"job": job, "live": job_live_progress(job=job)})
+    return render(
+        request,
+        "jobs/detail.html",
+        {"job": job, "live": job_live_progress(job=job), "outcome": job_outcome(job=job)},
+    )
 
 
 @staff_member_required
@@ -44,6 +48,7 @@ def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
             "error": job.error,
             "result": job.result,
             **job_live_progress(job=job),
+            **job_outcome(job=job),
         }
     )
 

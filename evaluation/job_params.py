@@ -5,9 +5,16 @@ GPU runs them on its CPU).
 """
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from core.job_registry import JobParams
+from django.urls import reverse
+
+from core.job_registry import JobParams, NextStep
+from core.readable import count, interval, number
+
+
+def _accuracy(result: dict[str, Any], n: int, unit: str) -> str:
+    return f"accuracy {number(result['accuracy'])} {interval(result.get('ci95'))} over {count(n)} {unit}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,6 +27,15 @@ class EvaluateParams(JobParams):
     batch_questions: int = 256  # questions per committed batch
     device: str | None = None  # cuda, cuda:1, cpu; None: a GPU when there is one
 
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"{result['system']} on test set {result['testset']}: "
+            f"{_accuracy(result, result['questions'], 'questions')} ({count(result['correct'])} right)."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return NextStep("Open the evaluation", reverse("admin:evaluation_evaluation_change", args=[self.evaluation_id]))
+
 
 @dataclass(frozen=True, kw_only=True)
 class EvaluatePairsParams(JobParams):
@@ -30,6 +46,17 @@ class EvaluatePairsParams(JobParams):
     evaluation_id: int  # a PairEvaluation
     batch_pairs: int = 256  # pairs per committed batch (two responses each)
     device: str | None = None
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"{result['system']} on pair set {result['pair_set']}: "
+            f"{_accuracy(result, result['n'], 'pairs')} ({count(result['correct'])} right)."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return NextStep(
+            "Open the evaluation", reverse("admin:evaluation_pairevaluation_change", args=[self.evaluation_id])
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +69,18 @@ class GenerateParams(JobParams):
     batch_size: int = 32  # contexts per batch (and per commit)
     device: str | None = None
 
+    def summary(self, result: dict[str, Any]) -> str:
+        text = f"{result['system']} generated {count(result['responses'])} responses"
+        if result.get("empty_responses"):
+            text += f" ({count(result['empty_responses'])} empty)"
+        return (
+            f"{text}; {number(result.get('mean_words'), 1)} words on average, "
+            f"distinct-1 {number(result.get('distinct_1'))}."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return NextStep("Open the generation", reverse("admin:evaluation_generation_change", args=[self.generation_id]))
+
 
 @dataclass(frozen=True, kw_only=True)
 class CampaignParams(JobParams):
@@ -52,3 +91,17 @@ class CampaignParams(JobParams):
     campaign_id: int
     evaluate: bool = True  # run the CHOSEN evaluations still missing
     device: str | None = None
+
+    def summary(self, result: dict[str, Any]) -> str:
+        text = f"Campaign {result['campaign']}: {count(result['systems'])} systems on the leaderboard"
+        random = result.get("random")
+        if random:
+            text += f"; {count(random['scored'])} RANDOM trials scored now, {count(random['skipped'])} done before"
+        if result.get("notes"):
+            text += f" ({count(len(result['notes']))} notes in the report)"
+        return f"{text}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return NextStep(
+            f"Open the report of {result['campaign']}", reverse("campaign-report", args=[result["campaign"]])
+        )

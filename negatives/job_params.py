@@ -1,9 +1,11 @@
 """The negatives app's job kinds and their typed parameters (core.job_registry)."""
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from core.job_registry import JobParams
+from annotation.job_params import dataset_step, skipped_text
+from core.job_registry import JobParams, NextStep
+from core.readable import count, percent
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,3 +23,25 @@ class GenerateNegativesParams(JobParams):
     max_mask_share: float = 1.0  # 1.0: as the paper, every selected word is replaced
     replace_with_context: bool = False  # the paper's replacement does not see the context
     top_k: int = 10  # samples after the first negative come from each position's top k
+
+    def summary(self, result: dict[str, Any]) -> str:
+        text = (
+            f"Generated negatives for {count(result['generated'])} of {count(result['questions'])} questions of "
+            f"dataset {result['dataset']}: {count(result['candidates_added'])} candidates added"
+        )
+        if result.get("mean_share_replaced") is not None:
+            text += f", {percent(result['mean_share_replaced'])} of the words replaced on average"
+        others = skipped_text(
+            result,
+            {
+                "skipped_finished": "done before",
+                "no_word_selected": "without a word above the threshold",
+                "too_short": "too short",
+                "too_long": "too long",
+                "failed": "failed",
+            },
+        )
+        return f"{text}; questions {others}." if others else f"{text}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])

@@ -139,7 +139,7 @@ class ProgressCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if self.progress is not None:
-            self.progress.update(done=0, total=state.max_steps, phase=PHASE, force=True)
+            self.progress.update(done=0, total=state.max_steps, phase=PHASE, unit="steps", force=True)
 
     def on_step_end(self, args, state, control, **kwargs):
         if self.progress is not None:

@@ -1,9 +1,13 @@
 """The pairs app's job kinds and their typed parameters (core.job_registry)."""
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from pathlib import PurePath
+from typing import Any, ClassVar
 
-from core.job_registry import JobParams
+from django.urls import reverse
+
+from core.job_registry import JobParams, NextStep
+from core.readable import count
 from pairs.edits import Criterion, PairType
 
 
@@ -20,6 +24,19 @@ class BuildPairsParams(JobParams):
     seed: int = 0
     repository: str = ""  # bigram model and noun vocabulary; empty: the only repository
 
+    def summary(self, result: dict[str, Any]) -> str:
+        text = (
+            f"Built {count(result['pairs_added'])} contrastive pairs for set {result['set']} from "
+            f"{count(result['questions'])} questions of dataset {result['dataset']}; the set holds "
+            f"{count(result['pairs'])} pairs"
+        )
+        if result.get("failed"):
+            text += f" ({count(result['failed'])} questions failed)"
+        return f"{text}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return review_step(result["set"])
+
 
 @dataclass(frozen=True, kw_only=True)
 class ImportPairsParams(JobParams):
@@ -29,3 +46,13 @@ class ImportPairsParams(JobParams):
     path: str
     name: str
     description: str = ""
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return f"Imported {count(result['pairs'])} pairs into set {result['set']} from {PurePath(self.path).name}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return review_step(result["set"])
+
+
+def review_step(name: str) -> NextStep:
+    return NextStep(f"Review pair set {name}", reverse("pairs-review", args=[name]))

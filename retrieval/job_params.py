@@ -1,9 +1,15 @@
 """The retrieval app's job kinds and their typed parameters (core.job_registry)."""
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from pathlib import PurePath
+from typing import Any, ClassVar
 
-from core.job_registry import JobParams
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from annotation.job_params import dataset_step, skipped_text
+from core.job_registry import JobParams, NextStep
+from core.readable import count
 
 INDEX_KINDS = ["lexical", "dense"]
 
@@ -20,6 +26,28 @@ class ImportRepositoryParams(JobParams):
     exclude_datasets: list[str] = field(default_factory=list)
     encoding: str = "utf-8"
 
+    def summary(self, result: dict[str, Any]) -> str:
+        skipped = skipped_text(
+            result,
+            {
+                "duplicates": "duplicates",
+                "skipped_blank": "blank",
+                "skipped_short": "too short",
+                "skipped_too_long": "too long",
+                "skipped_excluded": "in an excluded dataset",
+                "skipped_unterminated_last_line": "cut off",
+            },
+        )
+        return (
+            f"Imported {count(result['inserted'])} utterances into repository {result['repository']} from "
+            f"{PurePath(self.path).name} ({count(result['lines'])} lines"
+            + (f"; left out: {skipped}" if skipped else "")
+            + f"); it holds {count(result['repository_size'])} utterances."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return repository_step(result["repository"])
+
 
 @dataclass(frozen=True, kw_only=True)
 class BuildIndexesParams(JobParams):
@@ -29,6 +57,19 @@ class BuildIndexesParams(JobParams):
 
     repository: str
     kinds: list[str] = field(default_factory=lambda: list(INDEX_KINDS))
+
+    def summary(self, result: dict[str, Any]) -> str:
+        built = []
+        if "lexical" in result:
+            built.append(f"the lexical index ({count(result['lexical']['utterances'])} utterances)")
+        if "dense" in result:
+            built.append(
+                f"the dense index ({count(result['dense']['utterances'])} utterances, {result['dense']['model']})"
+            )
+        return f"Built {' and '.join(built) or 'no index'} of repository {self.repository}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return repository_step(self.repository)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,3 +85,22 @@ class BuildPoolsParams(JobParams):
     min_tokens: int = 3
     paraphrase_threshold: float = 0.95  # cosine to the ground truth at or above which a text is a paraphrase
     exclude_datasets: list[str] = field(default_factory=list)
+
+    def summary(self, result: dict[str, Any]) -> str:
+        text = (
+            f"Retrieved candidates for {count(result['built'])} questions of dataset {result['dataset']} from "
+            f"repository {result['repository']}: {count(result['candidates_added'])} candidates added"
+        )
+        others = skipped_text(
+            result, {"skipped_finished": "done before", "short_pools": "with a short pool", "failed": "failed"}
+        )
+        return f"{text}; questions {others}." if others else f"{text}."
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
+
+
+def repository_step(name: str) -> NextStep:
+    return NextStep(
+        f"Open repository {name}", f"{reverse('admin:annotation_repository_changelist')}?{urlencode({'q': name})}"
+    )

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership, TestSet
+from core.readable import count
 
 from .dialogue_import import dialogues_import
 from .testset_build import testset_build
@@ -46,7 +47,7 @@ def demo_load(*, with_pools: bool = True) -> list[str]:
                 scores_path=DEMO_DIR / "human_scores.jsonl",
                 dataset_name=DEMO_ANNOTATED,
             )
-            done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {report['scores']} scores")
+            done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {count(report['scores'])} scores")
         if not TestSet.objects.filter(name=DEMO_TESTSET).exists():
             testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_TESTSET, seed=0)
             counts = testset.manifest["counts"]

@@ -68,11 +68,13 @@ def dialogues_import(
                 )
                 batch = []
             if progress:
-                progress.update(done=reader.position(), total=reader.size)
+                reader.report(progress)
         if batch:
             report["questions"] += len(
                 questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch)
             )
+        if progress:
+            reader.report(progress, force=True)
         if report["questions"] == 0:
             raise UserError(f"{path.name}: no dialogue had {context_turns + 1} or more turns; nothing was imported")
     return report

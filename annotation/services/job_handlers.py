@@ -8,12 +8,14 @@ from annotation.job_params import (
     ImportHFTestsetParams,
     ImportScoresParams,
     ImportTestsetParams,
+    LoadDemoParams,
     QualityRefreshParams,
 )
 from annotation.models import Dataset
 from core.models import Job
 from core.services.jobs import JobProgress
 
+from .demo import DEMO_DATASET, demo_load
 from .dialogue_import import dialogues_import
 from .quality import quality_refresh
 from .score_import import scores_import
@@ -73,6 +75,10 @@ def refresh_quality(params: QualityRefreshParams, job: Job, progress: JobProgres
     }
 
 
+def load_demo(params: LoadDemoParams, job: Job, progress: JobProgress) -> dict:
+    return {"loaded": demo_load(with_pools=params.with_pools), "dataset": DEMO_DATASET}
+
+
 HANDLERS = {
     ImportDialoguesParams: import_dialogues,
     ImportTestsetParams: import_testset,
@@ -80,4 +86,5 @@ HANDLERS = {
     ImportScoresParams: import_scores,
     BuildTestsetParams: build_testset,
     QualityRefreshParams: refresh_quality,
+    LoadDemoParams: load_demo,
 }

@@ -48,7 +48,9 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
                 _flush(batch, path=path, report=report)
                 batch = []
             if progress:
-                progress.update(done=reader.position(), total=reader.size)
+                reader.report(progress)
+        if progress:
+            reader.report(progress, force=True)
         if header is None:
             raise UserError(f"{path.name}: empty file; expected the header {','.join(COLUMNS)}")
         if batch:

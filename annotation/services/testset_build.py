@@ -73,7 +73,7 @@ def testset_build(
                 f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false candidates"
             )
         if progress:
-            progress.update(done=1, total=4, force=True)
+            progress.update(done=1, total=4, force=True, phase="building the test set", unit="steps")
         question_ids = _questions_for(plans, dataset=dataset)
         testset = TestSet.objects.create(
             name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question

@@ -45,15 +45,16 @@ class HFRecord:
 
 
 def hf_records(
-    path: Path, *, report: dict | None = None, progress: Callable[[int, int], None] | None = None
+    path: Path, *, report: dict | None = None, progress: Callable[[LineReader], None] | None = None
 ) -> Iterator[HFRecord]:
     """The file's records, each checked on its own; blank lines and a cut-off last line are skipped
-    (and counted in ``report``, when given). ``progress(done, total)`` counts bytes read."""
+    (and counted in ``report``, when given). ``progress(reader)`` is called with the LineReader
+    after each line (see LineReader.report)."""
     reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
     n_choices = None
     for line in reader:
         if progress:
-            progress(reader.position(), reader.size)
+            progress(reader)
         if line.too_long:
             raise ImportFileError(path, line.number, None, "line is too long to be a question")
         if not line.data.strip():

@@ -64,7 +64,9 @@ def testset_import(
                 _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
                 batch = []
             if progress:
-                progress.update(done=tsv.position(), total=tsv.size)
+                tsv.report(progress)
+        if progress:
+            tsv.report(progress, force=True)
         if batch:
             _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
         if scores_lines is not None:

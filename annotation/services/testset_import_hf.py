@@ -62,7 +62,7 @@ def testset_hf_import(
     }
     with transaction.atomic():
         testset_name_check(name=name)
-        index = _index(path, report=report, progress=_phase(progress, "check"))
+        index = _index(path, report=report, progress=_phase(progress, "checking the file"))
         dataset = dataset_get_or_create(name=dataset_name, context_turns=index.max_context_turns)
         if dataset.is_rating:
             raise UserError(f"dataset {dataset.name!r} rates generated responses 1-5; a test set needs one scored 0-5")
@@ -88,8 +88,8 @@ def testset_hf_import(
             annotators=annotators,
             report=report,
         )
-        importer.run(derived=False, progress=_phase(progress, "questions"))
-        importer.run(derived=True, progress=_phase(progress, "derived questions"))
+        importer.run(derived=False, progress=_phase(progress, "importing questions"))
+        importer.run(derived=True, progress=_phase(progress, "importing derived questions"))
         report["annotators_per_candidate"] = index.n_annotators
         _manifest_write(testset, hf=hf, digest=digest)
     return report
@@ -98,7 +98,7 @@ def testset_hf_import(
 def _phase(progress: JobProgress | None, phase: str):
     if progress is None:
         return None
-    return lambda done, total: progress.update(done=done, total=total, phase=phase)
+    return lambda reader: reader.report(progress, phase=phase)
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from django.contrib.admin.views.main import SEARCH_VAR
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
@@ -32,6 +33,12 @@ def permission_required_page(view: Callable, *, read: str, write: str | None = N
         return view(request, *args, **kwargs)
 
     return checked
+
+
+def readable_result_html(result: dict) -> str:
+    """A result or summary dict for an admin page: its facts and nested objects as tables with
+    readable numbers (core.readable), the raw JSON in a <details> element."""
+    return render_to_string("includes/readable_result.html", {"result": result, "raw": True})
 
 
 def start_job(request: HttpRequest, *, params: JobParams) -> HttpResponse:

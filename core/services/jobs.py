@@ -124,44 +124,105 @@ def _alive_since(job: Job):
 
 
 class JobProgress:
-    """Progress and cancellation for a running job.
+    """Progress and cancellation for a running job, phase by phase.
+
+    A job of several steps names each one (``phase``: "building the lexical index") and says what
+    its counts count (``unit``: "utterances"); each phase has its own done/total, and the phases
+    seen are kept in order with their final counts and durations (``Job.phases``), so a job page
+    shows the earlier ones as done, the current one with its bar and an ETA from its rate.
 
     Imports run inside one transaction, so what they write to the Job row is invisible
     until the end (and on SQLite would contend for the write lock). Progress therefore goes
     to the cache always and to the row only when no transaction is open.
 
     A job run inside another job's handler (a campaign runs its systems' evaluations) has the
-    outer job's progress as ``parent``: every report goes to both, so the outer job keeps its
-    heartbeat, and a cancel of either one stops the inner job.
+    outer job's progress as ``parent``: every report goes to both (under the phase name
+    ``job #<id>: <phase>`` in the outer one), so the outer job keeps its heartbeat and shows the
+    inner step, and a cancel of either one stops the inner job.
     """
 
     def __init__(self, job: Job, parent: "JobProgress | None" = None) -> None:
         self.job = job
         self.parent = parent
         self.phase = ""
+        self.phases: list[dict] = []  # the phases seen, the last one running (see Job.phases)
+        self._started = 0.0  # wall-clock start of the current phase (epoch seconds)
         self._last_write = 0.0
 
-    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False, phase: str | None = None) -> None:
-        """Report counts; ``phase`` names the step they count and stays until another is named."""
-        if phase is not None and phase != self.phase:
-            self.phase, force = phase, True
-        self._report(done=done, total=total, failed=failed, force=force)
+    def update(
+        self,
+        *,
+        done: int,
+        total: int,
+        failed: int = 0,
+        force: bool = False,
+        phase: str | None = None,
+        unit: str | None = None,
+        estimated: bool = False,
+    ) -> None:
+        """Report counts; ``phase`` names the step they count and stays until another is named,
+        ``unit`` says what they count ("lines", "questions"); ``estimated``: ``total`` is an
+        estimate (lines from the bytes read so far)."""
+        if phase is not None and phase != self.phase or not self.phases:
+            self._phase_start(phase if phase is not None else self.phase)
+            force = True
+        current = self.phases[-1]
+        current.update(done=done, total=total, failed=failed, estimated=estimated)
+        if unit is not None:
+            current["unit"] = unit
+        self._report(force=force)
         if self.parent is not None:
-            self.parent.update(done=done, total=total, failed=failed, force=force, phase=phase)
+            inner = f"job #{self.job.pk}: {self.phase or self.job.kind_label}"[:64]
+            self.parent.update(
+                done=done,
+                total=total,
+                failed=failed,
+                force=force,
+                phase=inner,
+                unit=current["unit"],
+                estimated=estimated,
+            )
 
-    def _report(self, *, done: int, total: int, failed: int, force: bool) -> None:
+    def _phase_start(self, name: str) -> None:
+        now = time.time()
+        if self.phases:
+            self.phases[-1]["seconds"] = round(now - self._started, 3)
+        self.phase = name[:64]
+        self._started = now
+        self.phases.append(
+            {"name": self.phase, "unit": "", "done": 0, "total": 0, "failed": 0, "estimated": False, "seconds": None}
+        )
+
+    def values(self) -> dict:
+        """What the job row and the cache hold: the current phase's counts and every phase seen."""
+        current = self.phases[-1] if self.phases else {"done": 0, "total": 0, "failed": 0}
+        done, total = current["done"], current["total"]
+        return {
+            "progress": min(100, int(done * 100 / total)) if total else 0,
+            "done_count": done,
+            "total_count": total,
+            "failed_count": current["failed"],
+            "phase": self.phase,
+            "phases": self.phases_record(),
+        }
+
+    def phases_record(self, *, finished: bool = False) -> list[dict]:
+        """The phases as stored: the running one with its start time (``started``, epoch seconds),
+        or, ``finished``, with its duration like the others."""
+        phases = [dict(p) for p in self.phases]
+        if phases:
+            if finished:
+                phases[-1]["seconds"] = round(time.time() - self._started, 3)
+            else:
+                phases[-1]["started"] = self._started
+        return phases
+
+    def _report(self, *, force: bool) -> None:
         now = time.monotonic()
         if not force and now - self._last_write < _PROGRESS_EVERY_SECONDS:
             return
         self._last_write = now
-        percent = min(100, int(done * 100 / total)) if total else 0
-        values = {
-            "progress": percent,
-            "done_count": done,
-            "total_count": total,
-            "failed_count": failed,
-            "phase": self.phase[:64],
-        }
+        values = self.values()
         cache.set(job_cache_key(self.job.pk, "progress"), values, timeout=24 * 3600)
         cache.set(job_cache_key(self.job.pk, "heartbeat"), timezone.now().timestamp(), timeout=None)
         if not transaction.get_connection().in_atomic_block:
@@ -192,15 +253,20 @@ def job_execute(*, job_id: int, parent: JobProgress | None = None) -> None:
             result = kind.handler(kind.params.from_json(job.params), job, progress)
     except JobCancelled:
         _finish(
-            job, status=JobStatus.CANCELLED, error="cancelled on request (an unfinished transaction was rolled back)"
+            job,
+            progress,
+            status=JobStatus.CANCELLED,
+            error="cancelled on request (an unfinished transaction was rolled back)",
         )
     except UserError as exc:
-        _finish(job, status=JobStatus.FAILED, error=str(exc))
+        _finish(job, progress, status=JobStatus.FAILED, error=str(exc))
     except Exception as exc:  # a bug or an outage: keep the trace for the researcher
         logger.exception("job %s (%s) failed", job_id, job.kind)
-        _finish(job, status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+        _finish(
+            job, progress, status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
+        )
     else:
-        _finish(job, status=JobStatus.SUCCEEDED, result=result or {})
+        _finish(job, progress, status=JobStatus.SUCCEEDED, result=result or {})
 
 
 @contextmanager
@@ -236,15 +302,21 @@ def _beating(job_id: int) -> Iterator[None]:
         thread.join()
 
 
-def _finish(job: Job, *, status: str, error: str = "", result: dict | None = None) -> None:
+def _finish(job: Job, progress: JobProgress, *, status: str, error: str = "", result: dict | None = None) -> None:
+    """Record the outcome, with the phases as the handler last reported them (their counts are
+    exact: reports between two writes are kept in memory) and the last one's duration."""
     values = {"status": status, "error": error, "finished_at": timezone.now(), "heartbeat_at": timezone.now()}
+    values.update(progress.values())
+    values["phases"] = progress.phases_record(finished=True)
     if result is not None:
+        # The handler returned: every phase ran to its end, whatever its last throttled report said.
+        for phase in values["phases"]:
+            if phase["total"] and not phase["estimated"]:
+                phase["done"] = max(phase["done"], phase["total"])
+        if values["total_count"]:
+            values["done_count"] = max(values["done_count"], values["total_count"])
         values["result"] = result
         values["progress"] = 100
-        counts = cache.get(job_cache_key(job.pk, "progress")) or {}
-        values.update({k: v for k, v in counts.items() if k != "progress"})
-        if values.get("total_count"):
-            values["done_count"] = values["total_count"]
     # Only the attempt that claimed the job may finish it (a takeover bumps attempts).
     Job.objects.filter(pk=job.pk, attempts=job.attempts, status=JobStatus.RUNNING).update(**values)
     cache.delete_many([job_cache_key(job.pk, what) for what in ("progress", "cancel", "heartbeat", "requeued")])

@@ -49,3 +49,9 @@ def duration(value) -> str:
 def readable_rows(value) -> list[tuple[str, str]]:
     """A result dict's scalar facts as (label, text) rows."""
     return readable.summary_rows(value) if isinstance(value, dict) else []
+
+
+@register.filter
+def readable_tables(value) -> list[dict]:
+    """A result dict's nested objects as tables (see core.readable.result_tables)."""
+    return readable.result_tables(value) if isinstance(value, dict) else []

@@ -3,6 +3,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin
+from core.readable import number
 from evaluation.models import Campaign, Generation, RandomTrialResult
 from evaluation.services.campaigns import campaign_start
 
@@ -69,4 +70,4 @@ class RandomTrialResultAdmin(ReadOnlyAdmin):
 
     @admin.display(description="accuracy")
     def accuracy_display(self, obj):
-        return f"{obj.accuracy:.3f}"
+        return number(obj.accuracy)

@@ -1,7 +1,5 @@
 """Admin of generations (a system's responses to a dataset's contexts) and their responses."""
 
-import json
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -11,7 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Dataset
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, render_form
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, readable_result_html, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
@@ -178,7 +176,7 @@ class GenerationAdmin(ReadOnlyAdmin):
     @admin.display(description="summary of the last job")
     def summary(self, obj):
         result = obj.job.result if obj.job_id else {}
-        return format_html("<pre>{}</pre>", json.dumps(result or {}, indent=2, sort_keys=True))
+        return readable_result_html(result or {})
 
     @admin.action(description="Run or resume the selected generations", permissions=["run"])
     def run_generations(self, request, queryset):

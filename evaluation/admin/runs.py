@@ -1,13 +1,12 @@
 """What the admins of scoring runs share (a system on a test set, a system on a pair set): the
 summary's columns, the job link and the cancel action; each admin starts its own runs."""
 
-import json
-
 from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin
+from core.admin.helpers import ReadOnlyAdmin, readable_result_html
+from core.readable import interval, number
 from core.services.jobs import job_cancel
 
 
@@ -29,12 +28,12 @@ class ScoringRunAdmin(ReadOnlyAdmin):
     @admin.display(description="accuracy")
     def accuracy(self, obj):
         value = obj.summary.get("accuracy")
-        return "" if value is None else f"{value:.3f}"
+        return "" if value is None else number(value)
 
     @admin.display(description="95 % CI")
     def ci95(self, obj):
         ci = obj.summary.get("ci95")
-        return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+        return "" if not ci else interval(ci)
 
     @admin.display(description="job")
     def job_link(self, obj):
@@ -44,7 +43,7 @@ class ScoringRunAdmin(ReadOnlyAdmin):
 
     @admin.display(description="summary")
     def report(self, obj):
-        return format_html("<pre>{}</pre>", json.dumps(obj.summary, indent=2, sort_keys=True))
+        return readable_result_html(obj.summary)
 
     @admin.action(description="Cancel the selected evaluations", permissions=["run"])
     def cancel_evaluations(self, request, queryset):

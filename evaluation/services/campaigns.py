@@ -149,7 +149,7 @@ def campaign_random_run(
     finished = total - sum(len(p) for p in pending.values())
     result = {"trials": campaign.random_trials, "systems": len(systems), "scored": 0, "skipped": finished}
     if progress:
-        progress.update(done=finished, total=total, force=True)
+        progress.update(done=finished, total=total, force=True, phase="RANDOM trials", unit="trials")
     if not finished < total:
         return result
     questions = testset_trial_questions(testset=campaign.testset)

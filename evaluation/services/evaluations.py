@@ -88,7 +88,7 @@ def _score_pending(evaluation: Evaluation, *, progress, batch_questions: int, de
     pending = list(pending_items(evaluation=evaluation).values_list("id", flat=True))
     done = total - len(pending)
     if progress:
-        progress.update(done=done, total=total, force=True)
+        progress.update(done=done, total=total, force=True, phase="scoring questions", unit="questions")
     if not pending:
         return
     scorer = scorer_for(evaluation.system, device=device)  # loaded once per worker process

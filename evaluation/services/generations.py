@@ -133,7 +133,7 @@ def _generate_pending(generation: Generation, *, progress, batch_size: int, devi
     pending = pending_generation_questions(generation=generation)
     done = total - len(pending)
     if progress:
-        progress.update(done=done, total=total, force=True)
+        progress.update(done=done, total=total, force=True, phase="generating responses", unit="contexts")
     if not pending:
         return
     decoding = _decoding(generation.strategy, generation.top_p, generation.temperature, generation.max_new_tokens)

@@ -93,7 +93,7 @@ def zhao_ratings_import(
                     _write(batch, report)
                     batch = []
                     if progress:
-                        progress.update(done=report["items"], total=0)
+                        progress.update(done=report["items"], total=0, phase="reading ratings", unit="items")
             _write(batch, report)
         except HumanRatingsError as error:
             raise UserError(str(error)) from None

@@ -103,7 +103,7 @@ def _score_pending(evaluation: PairEvaluation, *, progress, batch_pairs: int, de
     total = counted_pairs(pair_set_id=evaluation.pair_set_id).count()
     done = total - len(pending)
     if progress:
-        progress.update(done=done, total=total, force=True)
+        progress.update(done=done, total=total, force=True, phase="scoring pairs", unit="pairs")
     if not pending:
         return
     scorer = scorer_for(evaluation.system, device=device)  # loaded once per worker process

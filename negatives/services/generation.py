@@ -93,7 +93,7 @@ def negatives_generate(
     }
     done = report["skipped_finished"]
     if progress:
-        progress.update(done=done, total=total, phase=PHASE_GENERATE, force=True)
+        progress.update(done=done, total=total, phase=PHASE_GENERATE, unit="questions", force=True)
     last_id = 0
     while True:
         batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])

@@ -109,7 +109,7 @@ def pairs_build(*, pair_set: PairSet, progress: JobProgress | None = None, batch
     pairs_added = failed = 0
     done = report["skipped_finished"]
     if progress:
-        progress.update(done=done, total=total, phase=PHASE_BUILD, force=True)
+        progress.update(done=done, total=total, phase=PHASE_BUILD, unit="questions", force=True)
     last_id = 0
     while True:
         batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])

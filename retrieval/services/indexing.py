@@ -114,7 +114,9 @@ def lexical_index_build(
 
     def report(n: int) -> None:
         if progress:
-            progress.update(done=n, total=total, force=True)
+            progress.update(done=n, total=total, force=True, phase="building the lexical index", unit="utterances")
+
+    report(0)
 
     try:
         count = backend.build(_rows(repository, top), on_progress=report)
@@ -152,6 +154,8 @@ def embeddings_build(
             shutil.rmtree(folder)  # debris of a crashed build of this very version
         writer = EmbeddingStoreWriter(folder / "store", count=total, dim=encoder.dim, dtype=dtype, model=encoder.name)
         ids, texts = [], []
+        if progress:
+            progress.update(done=0, total=total, force=True, phase="encoding utterances", unit="utterances")
         for utterance_id, text in _rows(repository, top):
             ids.append(utterance_id)
             texts.append(text)
@@ -163,6 +167,9 @@ def embeddings_build(
         if ids:
             writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
         store = writer.close()
+        if progress:
+            progress.update(done=writer.written, total=total, force=True)
+            progress.update(done=0, total=0, force=True, phase="building the vector index", unit="")
         faiss_kind = faiss_index_build(
             store, exact_max=settings.WELLCHOSEN_FAISS_EXACT_MAX, path=folder / "faiss.index"
         )

@@ -94,6 +94,8 @@ def pools_build(
         "dense_index": versions["dense"],
     }
     done = report["skipped_finished"]
+    if progress:
+        progress.update(done=done, total=total, force=True, phase="retrieving candidates", unit="questions")
     last_id = 0
     while True:
         batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])

@@ -108,7 +108,9 @@ def repository_import(
                 report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
                 batch = {}
             if progress:
-                progress.update(done=reader.position(), total=reader.size)
+                reader.report(progress)
+        if progress:
+            reader.report(progress, force=True)
         if batch:
             report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
         if kept == 0:

@@ -4,25 +4,41 @@
   if (!card || card.dataset.finished === "1") return;
   const url = card.dataset.statusUrl;
   const set = (id, value) => { const el = document.getElementById(id); if (el) el.textContent = value; };
+
+  function phaseItem(phase) {
+    const li = document.createElement("li");
+    li.className = "phase" + (phase.running ? " phase-running" : "");
+    const name = document.createElement("span");
+    name.className = "phase-name";
+    name.textContent = phase.name;
+    li.appendChild(name);
+    if (phase.running && phase.percent !== null) {
+      const bar = document.createElement("progress");
+      bar.max = 100;
+      bar.value = phase.percent;
+      li.append(" ", bar, " " + phase.percent + " % ");
+    }
+    const facts = document.createElement("span");
+    facts.className = "muted";
+    facts.textContent = " " + phase.details_text;
+    li.appendChild(facts);
+    return li;
+  }
+
   async function poll() {
     try {
       const response = await fetch(url, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(response.statusText);
       const job = await response.json();
-      document.getElementById("job-progress").value = job.progress;
-      set("job-percent", job.progress);
-      set("job-done", job.done_count);
-      set("job-total", job.total_count);
-      set("job-phase", job.phase || "");
-      document.getElementById("job-phase-line").hidden = !job.phase;
+      const list = document.getElementById("job-phases");
+      if (list && job.phases.length) list.replaceChildren(...job.phases.map(phaseItem));
+      set("job-eta", job.eta || "");
+      document.getElementById("job-eta-line").hidden = !job.eta;
       const status = document.getElementById("job-status");
       status.textContent = job.status;
       status.className = "status status-" + job.status;
       if (job.finished) {
-        set("job-result", JSON.stringify(job.result, null, 2));
-        const error = document.getElementById("job-error");
-        if (job.error) { error.textContent = job.error; error.hidden = false; }
-        window.location.reload();
+        window.location.reload();  // the summary, next step and result come with the page
         return;
       }
     } catch (e) { /* transient: try again */ }

@@ -47,3 +47,15 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
     again = StringIO()
     call_command("load_demo", no_pools=True, stdout=again)
     assert out.getvalue().splitlines()[-2:] == again.getvalue().splitlines()[-2:]
+
+
+def test_the_load_demo_command_leaves_a_finished_job_saying_what_it_loaded(db):
+    from core.models import Job, JobStatus
+    from core.selectors import job_outcome
+
+    call_command("load_demo", "--no-pools", "--no-accounts", stdout=StringIO())
+    job = Job.objects.get(kind="load_demo")
+    assert job.status == JobStatus.SUCCEEDED and len(job.result["loaded"]) == 4
+    outcome = job_outcome(job=job)
+    assert outcome["summary"].startswith("Loaded the demo: dataset demo-dialogues:")
+    assert outcome["next_step"]["url"] == "/dashboard/demo-dialogues/"

@@ -182,3 +182,18 @@ def test_a_nul_in_a_cut_last_line_is_still_an_error(db, write_file):
     )
     with pytest.raises(ImportFileError, match=r"d.jsonl, line 2, field response: holds a NUL character"):
         dialogues_import(path=write_file("d.jsonl", content), fmt="jsonl", dataset_name="dd", context_turns=1)
+
+
+def test_an_import_job_counts_lines_and_says_what_it_imported(db, write_file):
+    from annotation.job_params import ImportDialoguesParams
+    from core.commands import job_run_here
+    from core.selectors import job_outcome
+
+    path = write_file("dialogues_test.txt", DAILYDIALOG)
+    job = job_run_here(params=ImportDialoguesParams(path=str(path), format="dailydialog", dataset="dd"))
+    assert [(p["name"], p["unit"], p["done"], p["total"], p["estimated"]) for p in job.phases] == [
+        ("reading the file", "lines", 3, 3, False)
+    ]
+    assert job_outcome(job=job)["summary"] == (
+        "Imported 2 questions into dataset dd from dialogues_test.txt (3 lines); 1 line skipped (1 too short)."
+    )

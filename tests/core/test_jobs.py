@@ -165,3 +165,75 @@ def test_enqueued_job_runs_through_its_celery_task(db, django_capture_on_commit_
     # then the task ran the service and recorded its error on the job
     job.refresh_from_db()
     assert (job.status, job.error) == (JobStatus.FAILED, "no dataset 'missing'")
+
+
+def test_each_named_phase_is_recorded_with_its_own_counts_unit_and_duration(job, execute):
+    # given a job of two phases, the second one's last report throttled (not forced)
+    def handler(j, progress: JobProgress):
+        progress.update(done=0, total=3, phase="building the lexical index", unit="utterances")
+        progress.update(done=3, total=3, force=True)
+        progress.update(done=1, total=2, phase="retrieving candidates", unit="questions")
+        progress.update(done=2, total=2, failed=1)
+        return {}
+
+    execute(job, handler)
+    job.refresh_from_db()
+    # then both phases are kept in order, with their final counts and a duration each
+    assert [(p["name"], p["unit"], p["done"], p["total"], p["failed"]) for p in job.phases] == [
+        ("building the lexical index", "utterances", 3, 3, 0),
+        ("retrieving candidates", "questions", 2, 2, 1),
+    ]
+    assert all(p["seconds"] is not None and p["seconds"] >= 0 and "started" not in p for p in job.phases)
+    assert (job.phase, job.done_count, job.total_count) == ("retrieving candidates", 2, 2)
+
+
+def test_while_running_the_current_phase_carries_its_start_for_the_eta(job, execute):
+    def handler(j, progress: JobProgress):
+        progress.update(done=1, total=4, phase="scoring", unit="questions", force=True)
+        seen = Job.objects.get(pk=j.pk).phases
+        assert seen[-1]["seconds"] is None and seen[-1]["started"] > 0
+        return {}
+
+    execute(job, handler)
+
+
+def test_a_failed_job_keeps_its_phases_as_last_reported(job, execute):
+    def handler(j, progress: JobProgress):
+        progress.update(done=5, total=10, phase="reading the file", unit="lines", force=True)
+        raise UserError("line 6: bad")
+
+    execute(job, handler)
+    job.refresh_from_db()
+    assert [(p["name"], p["done"], p["total"]) for p in job.phases] == [("reading the file", 5, 10)]
+
+
+def test_an_inner_job_reports_to_the_outer_one_under_its_own_phase_name(db, scripted_kind):
+    from core.services.jobs import job_execute
+    from tests.core.scripted import ScriptedParams
+
+    outer = job_create(params=ScriptedParams(x=1), enqueue=False)
+    inner = job_create(params=ScriptedParams(x=2), enqueue=False)
+
+    def handler(j, progress: JobProgress):
+        if j.pk == outer.pk:
+            progress.update(done=0, total=1, phase="evaluations", unit="evaluations")
+            job_execute(job_id=inner.pk, parent=progress)
+            progress.update(done=1, total=1, phase="evaluations")
+        else:
+            progress.update(done=7, total=7, phase="scoring", unit="questions")
+        return {}
+
+    scripted_kind.handler = handler
+    job_execute(job_id=outer.pk)
+    names = [p["name"] for p in Job.objects.get(pk=outer.pk).phases]
+    assert names == ["evaluations", f"job #{inner.pk}: scoring", "evaluations"]
+
+
+@pytest.mark.parametrize(
+    ("done", "total", "elapsed", "eta"),
+    [(40, 100, 20.0, 30.0), (0, 100, 20.0, None), (5, 0, 20.0, None), (100, 100, 20.0, 0.0), (1, 10, 0.0, None)],
+)
+def test_the_eta_is_the_rest_of_the_phase_at_its_rate_so_far(done, total, elapsed, eta):
+    from core.selectors import phase_eta
+
+    assert phase_eta(done=done, total=total, elapsed=elapsed) == eta

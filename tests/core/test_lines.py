@@ -172,3 +172,44 @@ def test_csv_rows_errors_name_the_line(write_file, content, line, message):
 def test_a_stray_carriage_return_in_an_over_long_first_line_is_left_to_the_length_rule(write_file):
     path = write_file("a.txt", b"x" * 50 + b"\r" + b"x" * 100 + b"\nshort\n")
     assert [(line.too_long, line.data) for line in LineReader(path, max_bytes=100)] == [(True, b""), (False, b"short")]
+
+
+def test_the_reader_counts_lines_and_estimates_the_files_lines_from_the_bytes_read(tmp_path):
+    # given a file of 2,000 equal lines, read by a reader that has just read the 100th
+    path = tmp_path / "u.txt"
+    path.write_bytes(b"".join(b"utterance %04d\n" % i for i in range(2000)))
+    reader = LineReader(path, max_bytes=1000)
+    lines = iter(reader)
+    for _ in range(100):
+        next(lines)
+    # then the estimate is near 2,000 (buffered reads run ahead), never below the lines read
+    assert reader.lines_read == 100 and not reader.finished
+    assert 100 <= reader.lines_estimate() <= 2000
+    # and exact at the end
+    list(lines)
+    assert (reader.lines_read, reader.lines_estimate(), reader.finished) == (2000, 2000, True)
+
+
+def test_the_reader_reports_lines_to_a_jobs_progress_marked_estimated_until_the_end(tmp_path):
+    class Progress:
+        def __init__(self):
+            self.calls = []
+
+        def update(self, **values):
+            self.calls.append(values)
+
+    path = tmp_path / "u.txt"
+    path.write_bytes(b"a\nb\nc\n")
+    reader, progress = LineReader(path, max_bytes=10), Progress()
+    for _ in reader:
+        reader.report(progress)
+    reader.report(progress, force=True)
+    assert progress.calls[-1] == {
+        "done": 3,
+        "total": 3,
+        "phase": "reading the file",
+        "unit": "lines",
+        "estimated": False,
+        "force": True,
+    }
+    assert all(call["unit"] == "lines" for call in progress.calls)

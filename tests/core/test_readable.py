@@ -39,7 +39,25 @@ def test_rounded_rounds_floats_anywhere_in_a_result():
 
 def test_summary_rows_keep_scalars_and_intervals_and_leave_nested_objects():
     rows = readable.summary_rows({"accuracy": 0.12121, "ci95": [0.1, 0.2], "questions_kept": 1200, "by": {"x": 1}})
-    assert rows == [("accuracy", "0.121"), ("ci95", "[0.100, 0.200]"), ("questions kept", "1,200")]
+    assert rows == [("accuracy", "0.121"), ("95 % CI", "[0.100, 0.200]"), ("questions kept", "1,200")]
+
+
+def test_result_tables_turn_nested_objects_into_tables_with_readable_cells():
+    tables = readable.result_tables(
+        {
+            "accuracy": 0.5,
+            "per_source": {"bm25": {"n": 99, "rate": 0.80808, "ci95": [0.72727, 0.87878]}, "dense": {"n": 3}},
+            "settings": {"threshold": 0.5, "top_k": 10},
+        }
+    )
+    assert tables == [
+        {
+            "title": "per source",
+            "columns": ["", "n", "rate", "95 % CI"],
+            "rows": [["bm25", "99", "0.808", "[0.727, 0.879]"], ["dense", "3", "–", "–"]],
+        },
+        {"title": "settings", "columns": [], "rows": [["threshold", "0.500"], ["top k", "10"]]},
+    ]
 
 
 def test_template_filters_use_the_same_formatting():

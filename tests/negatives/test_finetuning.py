@@ -163,7 +163,7 @@ class Progress:
         self.updates: list[tuple[int, int, str | None]] = []
         self.cancel_at = cancel_at
 
-    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False, phase: str | None = None):
+    def update(self, *, done: int, total: int, failed: int = 0, force: bool = False, phase: str | None = None, **_):
         self.updates.append((done, total, phase))
         if self.cancel_at is not None and done >= self.cancel_at:
             raise JobCancelled()

@@ -36,6 +36,30 @@ def test_retrieve_command_builds_pools_and_reports(demo):
     assert (job.status, job.progress, job.done_count, job.total_count) == (JobStatus.SUCCEEDED, 100, 40, 40)
 
 
+def test_a_pool_job_records_each_phase_with_its_own_counts_in_its_own_units(demo):
+    # given a repository without indexes
+    call_command("retrieve", dataset=DEMO_DATASET, repository=DEMO_REPOSITORY, lexical=3, dense=2, stdout=StringIO())
+    job = Job.objects.get(kind="build_pools")
+    utterances = Repository.objects.get(name=DEMO_REPOSITORY).utterances.count()
+    # then it built the indexes, then retrieved, each phase counted in its own unit and timed
+    assert [(p["name"], p["unit"], p["done"], p["total"]) for p in job.phases] == [
+        ("building the lexical index", "utterances", utterances, utterances),
+        ("encoding utterances", "utterances", utterances, utterances),
+        ("building the vector index", "", 0, 0),
+        ("retrieving candidates", "questions", 40, 40),
+    ]
+    assert all(p["seconds"] >= 0 for p in job.phases)
+
+
+def test_the_page_of_a_finished_pool_job_lists_its_phases_and_says_what_it_did(admin_client, demo):
+    call_command("retrieve", dataset=DEMO_DATASET, repository=DEMO_REPOSITORY, lexical=3, dense=2, stdout=StringIO())
+    job = Job.objects.get(kind="build_pools")
+    page = admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
+    assert "encoding utterances" in page and "40 of 40 questions" in page
+    assert f"Retrieved candidates for 40 questions of dataset {DEMO_DATASET}" in page
+    assert f'href="{reverse("dashboard-dataset", args=[DEMO_DATASET])}"' in page
+
+
 def test_build_indexes_command_makes_a_new_version_each_time(demo):
     call_command("build_indexes", repository=DEMO_REPOSITORY, only="lexical", stdout=StringIO())
     call_command("build_indexes", repository=DEMO_REPOSITORY, only="lexical", stdout=StringIO())

@@ -1,6 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from annotation.services.demo import demo_accounts_ensure, demo_load
+from annotation.job_params import LoadDemoParams
+from annotation.services.demo import demo_accounts_ensure
+from core.commands import job_run_here
 
 
 class Command(BaseCommand):
@@ -11,7 +13,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-pools", action="store_true", help="skip retrieval (no embedding model needed)")
 
     def handle(self, *args, **options):
-        for line in demo_load(with_pools=not options["no_pools"]):
+        # A job, run here: the job list shows what was loaded, with a link to the demo dataset.
+        job = job_run_here(params=LoadDemoParams(with_pools=not options["no_pools"]))
+        for line in job.result["loaded"]:
             self.stdout.write(f"loaded {line}")
         if options["no_accounts"]:
             return

@@ -1,0 +1,101 @@
+"""A job page in a real browser: a finished pool job (its phases, summary, next step and result
+table, the raw JSON folded away) and a running one (the current phase's bar and ETA)."""
+
+import time
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.services.demo import DEMO_DATASET, DEMO_DIR
+from annotation.services.dialogue_import import dialogues_import
+from core.models import Job, JobStatus
+from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
+from retrieval.services.repository_import import repository_import
+from tests.factories import UserFactory
+
+from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
+
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def base(live_server):
+    UserFactory(username="boss", password=PASSWORD, is_staff=True, is_superuser=True)
+    return live_server.url
+
+
+def test_a_finished_pool_job_page_lists_its_phases_and_links_to_the_dataset(browser, base):  # noqa: F811
+    # given a pool job run on the demo dialogues and repository (its indexes built on the way)
+    dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
+    repository_import(path=DEMO_REPOSITORY_FILE, name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET])
+    call_command("retrieve", dataset=DEMO_DATASET, repository=DEMO_REPOSITORY, stdout=StringIO())
+    job = Job.objects.get(kind="build_pools")
+    # when the researcher opens its page
+    page = log_in(browser, base, "boss")
+    page.goto(f"{base}/jobs/{job.pk}/")
+    # then the phases are listed as done, with the summary, the next step and the result table
+    assert page.locator("ol.phases li").count() == 4
+    assert page.locator("li.phase-running").count() == 0
+    assert "Retrieved candidates for 40 questions" in page.locator("#job-summary").inner_text()
+    assert page.locator("#job-result-rows table").count() >= 1
+    # and the JSON is folded away until asked for
+    assert not page.locator("#job-result").is_visible()
+    page.screenshot(path=SCREENSHOTS / "job-finished.png", full_page=True)
+    page.click("details.raw summary")
+    assert page.locator("#job-result").is_visible()
+    page.screenshot(path=SCREENSHOTS / "job-finished-json.png", full_page=True)
+    # the next step leads to the dataset's page
+    with page.expect_navigation():
+        page.click("#job-next")
+    assert page.url.endswith(f"/dashboard/{DEMO_DATASET}/")
+
+
+def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser, base):  # noqa: F811
+    now = time.time()
+    job = Job.objects.create(
+        kind="build_pools",
+        params={"dataset": "d", "repository": "r"},
+        status=JobStatus.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        phase="retrieving candidates",
+        phases=[
+            {
+                "name": "building the lexical index",
+                "unit": "utterances",
+                "done": 25794,
+                "total": 25794,
+                "failed": 0,
+                "estimated": False,
+                "seconds": 12.4,
+            },
+            {
+                "name": "encoding utterances",
+                "unit": "utterances",
+                "done": 25794,
+                "total": 25794,
+                "failed": 0,
+                "estimated": False,
+                "seconds": 95.0,
+            },
+            {
+                "name": "retrieving candidates",
+                "unit": "questions",
+                "done": 310,
+                "total": 1000,
+                "failed": 0,
+                "estimated": False,
+                "seconds": None,
+                "started": now - 62,
+            },
+        ],
+    )
+    page = log_in(browser, base, "boss")
+    page.goto(f"{base}/jobs/{job.pk}/")
+    page.wait_for_timeout(1500)  # one poll of status.json has redrawn the phases
+    assert page.locator("li.phase-running progress").count() == 1
+    assert "left in this step" in page.locator("#job-eta-line").inner_text()
+    assert "310 of 1,000 questions" in page.locator("li.phase-running").inner_text()
+    page.screenshot(path=SCREENSHOTS / "job-running.png", full_page=True)
