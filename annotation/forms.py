@@ -3,7 +3,7 @@ import re
 from django import forms
 
 from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
-from annotation.models import Dataset, FilterRules
+from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
 from annotation.services.datasets import dataset_name_check
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 from annotation.services.invitations import max_units_check
@@ -104,6 +104,35 @@ class InviteForm(forms.Form):
     max_units = forms.IntegerField(
         required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
     )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
+class MembersAddForm(forms.Form):
+    """The dashboard's "add members": existing annotator accounts and an optional cap on units."""
+
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=Annotator.objects.filter(provider=AnnotatorProvider.INTERNAL),
+        error_messages={
+            "required": "choose at least one annotator to add",
+            "invalid_choice": "%(value)s is no annotator account",
+            "invalid_pk_value": "%(pk)s is no annotator account",
+        },
+    )
+    max_units = forms.IntegerField(
+        required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
+    )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
+class AddToDatasetForm(forms.Form):
+    """The annotator admin's "Add to dataset…": which dataset, and an optional cap on units."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    max_units = forms.IntegerField(required=False, label="Cap (units)", help_text="Empty: no cap")
 
     def clean_max_units(self):
         return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
