@@ -184,6 +184,30 @@ class FilterPreview:
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
+    def nothing_buildable_reason(self) -> str:
+        """Why a test set built now would have no question ("" when it would have some): how many
+        questions wait for scores on their ground truth, lost it to the rules, or keep too few
+        false candidates."""
+        if self.buildable_questions:
+            return ""
+        k = self.false_per_question
+        head = (
+            f"dataset {self.dataset!r}: no question passes the rules with {k} false candidates "
+            f"(rules version {self.rules_version})"
+        )
+        if not self.questions:
+            return f"{head}: the dataset has no questions"
+        by_gt = self.questions_by_ground_truth
+        parts = [
+            (by_gt.get(GroundTruthDecision.UNDECIDED, 0), "ground truth still undecided (more scores needed)"),
+            (by_gt.get(GroundTruthDecision.REJECTED, 0), "ground truth rejected by the rules"),
+            (self.questions_too_few_false, f"fewer than {k} false candidates kept"),
+        ]
+        reasons = "; ".join(f"{n:,} with {what}" for n, what in parts if n)
+        undecided = self.candidates_by_decision.get(FalseDecision.UNDECIDED, 0)
+        tail = f" ({undecided:,} false candidates still undecided)" if undecided else ""
+        return f"{head}. Of {self.questions:,} questions: {reasons}{tail}."
+
 
 def filter_preview(*, dataset: Dataset, rules: FilterRules, false_per_question: int = 3) -> FilterPreview:
     """Dry run of the filter rules and the question builder: what each rule removes and how many

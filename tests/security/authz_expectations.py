@@ -165,7 +165,10 @@ EXPECTATIONS: dict[str, Expect] = {
     "admin:annotation_dataset_import_dialogues": permission_page(read="researcher"),
     "admin:annotation_dataset_import_testset": permission_page(read="researcher"),
     "admin:annotation_dataset_preview": permission_page(read="viewer"),
-    "admin:annotation_dataset_build": permission_page(read="researcher"),
+    # an empty build form is refused (400): nothing is queued
+    "admin:annotation_dataset_build": Expect(
+        get=permission_page(read="researcher").get, post=staff_only(FORBIDDEN, researcher=BAD)
+    ),
     "admin:annotation_dataset_pools": permission_page(read="researcher"),
     "admin:annotation_dataset_negatives": permission_page(read="researcher"),
     "admin:annotation_dataset_pairs": permission_page(read="researcher"),
