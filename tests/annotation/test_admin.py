@@ -191,3 +191,9 @@ def test_build_form_refuses_bad_values_with_a_400(admin_client, scored_dataset):
         reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]), {"name": "", "false_per_question": "x"}
     )
     assert response.status_code == 400 and not Job.objects.exists()
+
+
+def test_filter_preview_page_explains_derived_questions(admin_client, scored_dataset):
+    page = admin_client.get(reverse("admin:annotation_dataset_preview", args=[scored_dataset.pk])).content.decode()
+    assert 'id="derived-help"' in page and "The total includes the derived questions" in page
+    assert "at least 6 false candidates" in page
