@@ -79,18 +79,19 @@ def member_remove(*, dataset: Dataset, annotator: Annotator) -> MemberRemoval:
     return MemberRemoval(removed=bool(deleted), leased=leased if deleted else 0)
 
 
-ANY_DATASET = "any"
+# The choice of "any dataset": no dataset is named so (names are slugs, see core.names).
+ANY_DATASET = "*"
 
 
 def annotator_dataset_choose(*, annotator: Annotator, dataset_name: str) -> Dataset | None:
-    """Record which of their datasets the annotator works on: a dataset's name, or ``"any"``
-    (None). Anything else, or a dataset they are no member of, is a UserError."""
+    """Record which of their datasets the annotator works on: a dataset's name, or ANY_DATASET
+    (None: any of theirs). Anything else, or a dataset they are no member of, is a UserError."""
     if dataset_name == ANY_DATASET:
         dataset = None
     else:
         dataset = Dataset.objects.filter(name=dataset_name[:200], memberships__annotator=annotator).first()
         if dataset is None:
-            raise UserError(f"choose one of your datasets or {ANY_DATASET!r}")
+            raise UserError("choose one of your datasets, or any of them")
     with transaction.atomic():
         Annotator.objects.filter(pk=annotator.pk).update(chosen_dataset=dataset)
     annotator.chosen_dataset = dataset

@@ -127,7 +127,7 @@ def member_of_two(two, client):
 
 def test_start_page_offers_each_dataset_and_any(client, member_of_two):
     html = client.get(reverse("home")).content.decode()
-    assert 'value="any" checked' in html
+    assert 'value="*" checked' in html
     assert 'value="alpha"' in html and 'value="beta"' in html
 
 
@@ -161,7 +161,7 @@ def test_choice_is_kept_on_the_account(client, member_of_two):
 
 def test_any_takes_units_from_every_dataset(client, member_of_two):
     client.post(reverse("annotate-choose"), {"dataset": "beta"})
-    client.post(reverse("annotate-choose"), {"dataset": "any"})
+    client.post(reverse("annotate-choose"), {"dataset": "*"})
     seen = set()
     for _ in range(6):
         assignment = unit_next(annotator=member_of_two)
@@ -170,7 +170,7 @@ def test_any_takes_units_from_every_dataset(client, member_of_two):
     assert seen == {"alpha", "beta"}
 
 
-@pytest.mark.parametrize("value", ["", "gamma", "x" * 5000])
+@pytest.mark.parametrize("value", ["", "any", "gamma", "x" * 5000])
 def test_a_bad_choice_is_a_400(client, member_of_two, value):
     DatasetFactory(name="gamma")  # exists, but they are no member
     response = client.post(reverse("annotate-choose"), {"dataset": value})
