@@ -29,7 +29,10 @@ def members_add(*, dataset: Dataset, annotators: list[Annotator], max_units: int
     Placeholder annotators of imported scores are nobody to give work to and are refused.
     Returns how many were not members before."""
     max_units_check(max_units=max_units)
-    placeholders = [str(a) for a in annotators if a.provider == AnnotatorProvider.IMPORTED]
+    placeholders = [
+        str(a)
+        for a in Annotator.objects.filter(pk__in=[a.pk for a in annotators], provider=AnnotatorProvider.IMPORTED)
+    ]
     if placeholders:
         raise UserError(f"{', '.join(placeholders)}: placeholders of imported scores cannot annotate")
     if not annotators:
