@@ -30,8 +30,7 @@ def members_add(*, dataset: Dataset, annotators: list[Annotator], max_units: int
     Returns how many were not members before."""
     max_units_check(max_units=max_units)
     placeholders = [
-        str(a)
-        for a in Annotator.objects.filter(pk__in=[a.pk for a in annotators], provider=AnnotatorProvider.IMPORTED)
+        str(a) for a in Annotator.objects.filter(pk__in=[a.pk for a in annotators], provider=AnnotatorProvider.IMPORTED)
     ]
     if placeholders:
         raise UserError(f"{', '.join(placeholders)}: placeholders of imported scores cannot annotate")
