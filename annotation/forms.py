@@ -3,7 +3,8 @@ import re
 from django import forms
 
 from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
-from annotation.models import Dataset, FilterRules
+from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
+from annotation.selectors import filter_preview
 from annotation.services.datasets import dataset_name_check
 from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 from annotation.services.invitations import max_units_check
@@ -75,8 +76,23 @@ class BuildTestsetForm(forms.Form):
     seed = forms.IntegerField(initial=BuildTestsetParams.default("seed"))
     rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), empty_label=None)
 
+    def __init__(self, *args, dataset: Dataset | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dataset = dataset
+
     def clean_name(self):
         return service_check(testset_name_check, name=self.cleaned_data["name"])
+
+    def clean(self):
+        """Refuse a build the filter preview already knows yields no question, with its reason
+        (nothing is queued)."""
+        cleaned = super().clean()
+        rules, k = cleaned.get("rules"), cleaned.get("false_per_question")
+        if self.dataset is not None and rules is not None and k is not None:
+            reason = filter_preview(dataset=self.dataset, rules=rules, false_per_question=k).nothing_buildable_reason()
+            if reason:
+                raise forms.ValidationError(reason, code="nothing_buildable")
+        return cleaned
 
     def job_params(self, *, dataset: Dataset) -> BuildTestsetParams:
         d = self.cleaned_data
@@ -104,6 +120,35 @@ class InviteForm(forms.Form):
     max_units = forms.IntegerField(
         required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
     )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
+class MembersAddForm(forms.Form):
+    """The dashboard's "add members": existing annotator accounts and an optional cap on units."""
+
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=Annotator.objects.filter(provider=AnnotatorProvider.INTERNAL),
+        error_messages={
+            "required": "choose at least one annotator to add",
+            "invalid_choice": "%(value)s is no annotator account",
+            "invalid_pk_value": "%(pk)s is no annotator account",
+        },
+    )
+    max_units = forms.IntegerField(
+        required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
+    )
+
+    def clean_max_units(self):
+        return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+
+class AddToDatasetForm(forms.Form):
+    """The annotator admin's "Add to dataset…": which dataset, and an optional cap on units."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    max_units = forms.IntegerField(required=False, label="Cap (units)", help_text="Empty: no cap")
 
     def clean_max_units(self):
         return service_check(max_units_check, max_units=self.cleaned_data["max_units"])

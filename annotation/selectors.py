@@ -217,6 +217,30 @@ class FilterPreview:
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
+    def nothing_buildable_reason(self) -> str:
+        """Why a test set built now would have no question ("" when it would have some): how many
+        questions wait for scores on their ground truth, lost it to the rules, or keep too few
+        false candidates."""
+        if self.buildable_questions:
+            return ""
+        k = self.false_per_question
+        head = (
+            f"dataset {self.dataset!r}: no question passes the rules with {k} false candidates "
+            f"(rules version {self.rules_version})"
+        )
+        if not self.questions:
+            return f"{head}: the dataset has no questions"
+        by_gt = self.questions_by_ground_truth
+        parts = [
+            (by_gt.get(GroundTruthDecision.UNDECIDED, 0), "ground truth still undecided (more scores needed)"),
+            (by_gt.get(GroundTruthDecision.REJECTED, 0), "ground truth rejected by the rules"),
+            (self.questions_too_few_false, f"fewer than {k} false candidates kept"),
+        ]
+        reasons = "; ".join(f"{n:,} with {what}" for n, what in parts if n)
+        undecided = self.candidates_by_decision.get(FalseDecision.UNDECIDED, 0)
+        tail = f" ({undecided:,} false candidates still undecided)" if undecided else ""
+        return f"{head}. Of {self.questions:,} questions: {reasons}{tail}."
+
 
 def filter_preview(*, dataset: Dataset, rules: FilterRules, false_per_question: int = 3) -> FilterPreview:
     """Dry run of the filter rules and the question builder: what each rule removes and how many
@@ -271,8 +295,9 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
 
 
-def annotator_progress(*, annotator) -> dict:
-    """Units done today and in total, and units still open to this annotator."""
+def annotator_progress(*, annotator, dataset=None) -> dict:
+    """Units done today and in total, and units still open to this annotator (in ``dataset`` when
+    they chose one)."""
     from django.utils import timezone
 
     from annotation.models import Assignment, AssignmentStatus, DatasetMembership, QuestionWork
@@ -282,13 +307,17 @@ def annotator_progress(*, annotator) -> dict:
         total=Count("id"), today=Count("id", filter=Q(submitted_at__gte=start_of_day))
     )
     # Counting the open units scans the annotator's datasets: a few seconds old is fine for the
-    # progress line shown with every unit.
-    key = f"wellchosen:open-units:{annotator.pk}"
+    # progress line shown with every unit, but not older than their last submission (the key
+    # changes with it) nor another dataset's count.
+    key = f"wellchosen:open-units:{annotator.pk}:{done['total']}:{dataset.pk if dataset else 'any'}"
     open_units = cache.get(key)
     if open_units is None:
+        memberships = DatasetMembership.objects.filter(annotator=annotator)
+        if dataset is not None:
+            memberships = memberships.filter(dataset=dataset)
         open_units = (
             QuestionWork.objects.filter(
-                dataset_id__in=DatasetMembership.objects.filter(annotator=annotator).values("dataset_id"),
+                dataset_id__in=memberships.values("dataset_id"),
                 is_open=True,
                 slots_taken__lt=F("slots_needed"),
             )
@@ -297,6 +326,35 @@ def annotator_progress(*, annotator) -> dict:
         )
         cache.set(key, open_units, timeout=15)
     return {"today": done["today"], "total": done["total"], "open": open_units}
+
+
+def annotator_datasets(*, annotator) -> list:
+    """The datasets the annotator is a member of, by name."""
+    return list(Dataset.objects.filter(memberships__annotator=annotator).order_by("name"))
+
+
+def annotator_dataset_current(*, annotator):
+    """The dataset the annotator chose to work on while they are still a member of it; None: any."""
+    if annotator.chosen_dataset_id is None:
+        return None
+    return Dataset.objects.filter(pk=annotator.chosen_dataset_id, memberships__annotator=annotator).first()
+
+
+def dataset_members_panel(*, dataset) -> dict:
+    """The dashboard's members of a dataset, and the annotator accounts that could be added."""
+    from annotation.models import AnnotatorProvider, DatasetMembership
+
+    members = list(
+        DatasetMembership.objects.filter(dataset=dataset)
+        .select_related("annotator__user")
+        .order_by("annotator__external_id")
+    )
+    addable = list(
+        Annotator.objects.filter(provider=AnnotatorProvider.INTERNAL)
+        .exclude(memberships__dataset=dataset)
+        .order_by("external_id")
+    )
+    return {"members": members, "addable": addable}
 
 
 def dialogue_turns_display(*, context_id: int) -> list[dict]:

@@ -21,7 +21,9 @@ CHUNK = 1000
 # (core.csv_safe) and RFC 4180 "\r\n" line ends, so that a carriage return inside a cell is quoted.
 # jsonl 2: each candidate also carries "retrieval" (every retriever that found it) and "provenance"
 # (how a generated candidate was made: model, version, settings, the edit).
-FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 2, "csv": 2}
+# jsonl 3 and csv 3: each question says whether it is derived ("derived": true/false; the CSV's
+# "derived" column, 1/0) beside the id of the question it was derived from.
+FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 3, "csv": 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +105,10 @@ def render_human_scores(items: Iterable[TestSetItem]) -> Iterator[str]:
         yield json.dumps([[value for _, value in c.scores] for c in ordered], separators=(", ", ": ")) + "\n"
 
 
-def render_jsonl(items: Iterable[TestSetItem], *, version: int = 2) -> Iterator[str]:
+def render_jsonl(items: Iterable[TestSetItem], *, version: int = 3) -> Iterator[str]:
     """Everything: ids, provenance (retriever, score, rank, version; from version 2, every
-    retriever that found a candidate and how a generated one was made) and every score."""
+    retriever that found a candidate and how a generated one was made), every score and, from
+    version 3, whether the question is derived."""
 
     def candidate(c: TestSetItemCandidate) -> dict:
         fields = {
@@ -133,12 +136,16 @@ def render_jsonl(items: Iterable[TestSetItem], *, version: int = 2) -> Iterator[
             "ground_truth_index": next(i for i, c in enumerate(item.candidates) if c.is_ground_truth),
             "candidates": [candidate(c) for c in item.candidates],
         }
+        if version >= 3:
+            record["derived"] = item.derived_from_id is not None
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int = 2) -> Iterator[str]:
-    """One row per candidate, for spreadsheets. Text cells are escaped (version 2), numbers are
-    written as numbers; version 1 re-creates the files of test sets built before."""
+def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int = 3) -> Iterator[str]:
+    """One row per candidate, for spreadsheets. Text cells are escaped (from version 2), numbers are
+    written as numbers, a "derived" column (1/0) follows the question's origin (version 3); older
+    versions re-create the files of test sets built before."""
+    derived_column = version >= 3
     buffer = io.StringIO()
     if version == 1:
         writer = csv_writer(buffer, escape_formulas=False, lineterminator="\n")
@@ -153,6 +160,7 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int
 
     writer.writerow(
         ["question_position", "question_id", "derived_from_question_id"]
+        + (["derived"] if derived_column else [])
         + [f"context_{i + 1}" for i in range(context_turns)]
         + [
             "candidate_position",
@@ -176,6 +184,7 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int
             values = [v for _, v in c.scores]
             writer.writerow(
                 [item.position, item.question_id, item.derived_from_id or ""]
+                + ([int(item.derived_from_id is not None)] if derived_column else [])
                 + context
                 + [
                     c.position,

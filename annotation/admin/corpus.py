@@ -198,17 +198,21 @@ class DatasetAdmin(CheckedInputAdmin):
         dataset = get_object_or_404(Dataset, pk=pk)
         if dataset.is_rating:
             return self._refuse_rating(request, dataset, "test-set builds")
-        form = BuildTestsetForm(request.POST or None, initial={"rules": filter_rules_current()})
+        form = BuildTestsetForm(request.POST or None, dataset=dataset, initial={"rules": filter_rules_current()})
         if request.method == "POST" and form.is_valid():
             return start_job(request, params=form.job_params(dataset=dataset))
-        return render_form(
+        response = render_form(
             request,
             self,
             form=form,
             title=f"Build a test set from {dataset.name}",
             intro="The test set is frozen once built: its questions, candidate order, scores and "
-            "the sha256 of every export are recorded in its manifest.",
+            "the sha256 of every export are recorded in its manifest. A build the filter preview "
+            "knows would yield no question is refused here, with the preview's reason.",
         )
+        if request.method == "POST":  # refused: nothing was queued
+            response.status_code = 400
+        return response
 
 
 class TurnInline(admin.TabularInline):

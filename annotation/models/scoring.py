@@ -23,6 +23,11 @@ class Annotator(models.Model):
     is_blocked = models.BooleanField(default=False)
     # Blocking stops new work; excluding also drops this annotator's scores from filtering.
     scores_excluded = models.BooleanField(default=False)
+    # The dataset the annotator chose to work on (None: any of theirs). On the account rather than
+    # in a session, so that the choice holds on every device they sign in from.
+    chosen_dataset = models.ForeignKey(
+        "annotation.Dataset", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

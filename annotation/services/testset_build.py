@@ -69,8 +69,10 @@ def testset_build(
                 for planned in plan_questions(pool, false_per_question=false_per_question, rng=rng)
             )
         if not plans:
+            preview = filter_preview(dataset=dataset, rules=rules, false_per_question=false_per_question)
             raise UserError(
-                f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false candidates"
+                preview.nothing_buildable_reason()
+                or f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false candidates"
             )
         if progress:
             progress.update(done=1, total=4, force=True, phase="building the test set", unit="steps")

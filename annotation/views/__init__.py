@@ -8,9 +8,13 @@ from .dashboard import (
     dashboard_refresh,
     invite_accept_view,
 )
-from .home import home
+from .home import annotate_choose, home
+from .members import dashboard_members_add, dashboard_members_remove
 
 __all__ = [
+    "annotate_choose",
+    "dashboard_members_add",
+    "dashboard_members_remove",
     "annotate_next",
     "annotate_pause",
     "annotate_unit",

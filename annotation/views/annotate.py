@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import Annotator, Assignment, AssignmentStatus
-from annotation.selectors import annotator_progress
+from annotation.selectors import annotator_dataset_current, annotator_progress
 from annotation.services.assignment import unit_current, unit_next
 from annotation.services.submission import unit_submit
 from core.errors import UserError
@@ -38,12 +38,18 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
     annotator = _annotator(request)
     if annotator is None:
         return _not_an_annotator(request)
+    # Only units of the dataset they chose on the start page (None: any of theirs).
+    dataset = annotator_dataset_current(annotator=annotator)
     try:
-        assignment = unit_next(annotator=annotator)
+        assignment = unit_next(annotator=annotator, dataset=dataset)
     except UserError as exc:
         return render(request, "annotate/message.html", {"title": "Annotation paused", "message": str(exc)}, status=403)
     if assignment is None:
-        return render(request, "annotate/done.html", {"progress": annotator_progress(annotator=annotator)})
+        return render(
+            request,
+            "annotate/done.html",
+            {"progress": annotator_progress(annotator=annotator, dataset=dataset), "dataset": dataset},
+        )
     # The unit is shown right here (its form posts to the unit's own URL): one round trip per unit
     # instead of a redirect and a second request. Reloading shows the same leased unit.
     return _unit_page(request, annotator, assignment)
@@ -91,10 +97,11 @@ def annotate_unit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def _unit_page(
     request: HttpRequest, annotator: Annotator, assignment: Assignment, *, error: str = "", given: dict | None = None
 ) -> HttpResponse:
+    dataset = annotator_dataset_current(annotator=annotator)
     context = {
         **unit_form_context(assignment=assignment, error=error, given=given),
         "assignment": assignment,
-        "progress": annotator_progress(annotator=annotator),
+        "progress": annotator_progress(annotator=annotator, dataset=dataset),
     }
     return render(request, "annotate/unit.html", context, status=400 if error else 200)
 

@@ -13,7 +13,12 @@ from django.views.decorators.http import require_POST
 from annotation.forms import InviteForm
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
-from annotation.selectors import attention_checks_status, dataset_progress, overall_agreement
+from annotation.selectors import (
+    attention_checks_status,
+    dataset_members_panel,
+    dataset_progress,
+    overall_agreement,
+)
 from annotation.services.annotators_admin import annotator_block_everywhere
 from annotation.services.assignment import annotation_open
 from annotation.services.invitations import (
@@ -54,6 +59,7 @@ def _dataset_page(request: HttpRequest, dataset: Dataset, *, status: int = 200) 
         "members": DatasetMembership.objects.filter(dataset=dataset)
         .select_related("annotator__user")
         .order_by("annotator__external_id"),
+        "members_panel": dataset_members_panel(dataset=dataset),
         "jobs": jobs_recent(limit=8),
         "invite_url": request.session.pop("invite_url", ""),
         "new_password": request.session.pop("new_password", ""),

@@ -21,7 +21,11 @@
       const v = valueOf(r);
       r.classList.toggle("scored", v !== null);
       r.classList.toggle("low", v !== null && v <= 2);
-      if (v === null || v > 2) r.querySelectorAll(".reasons input").forEach((c) => { c.checked = false; });
+      if (v === null || v > 2) {
+        r.querySelectorAll(".reasons input").forEach((c) => { c.checked = false; });
+        const reasons = r.querySelector(".reasons details");
+        if (reasons) reasons.open = false; // folded again: "add a reason" opens it
+      }
     }
     const n = unscored().length;
     left.textContent = n ? `${n} response${n > 1 ? "s" : ""} left` : "All scored";
@@ -38,6 +42,8 @@
   form.addEventListener("keydown", (event) => {
     const current = event.target.closest(".response");
     if (event.target.matches('input[type="checkbox"]') && event.key !== "Enter") return;
+    // Enter and Space on "add a reason" open or fold the reasons (the browser's own toggle).
+    if (event.target.matches("summary") && (event.key === "Enter" || event.key === " ")) return;
     // A digit scores only when the scale has it (rating datasets have no 0).
     const radio = /^[0-9]$/.test(event.key) && current
       ? current.querySelector(`input[type="radio"][value="${event.key}"]`) : null;

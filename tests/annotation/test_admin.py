@@ -181,3 +181,35 @@ def test_dataset_changelist_query_count_is_constant(admin_client, scored_questio
     with django_assert_max_num_queries(8):
         assert admin_client.get(reverse("admin:annotation_dataset_changelist")).status_code == 200
     assert Dataset.objects.count() == 5
+
+
+def test_build_form_refuses_a_dataset_whose_preview_yields_nothing(admin_client, db, scored_question):
+    """Nothing is queued, and the refusal gives the preview's reason by rule."""
+    dataset = DatasetFactory(name="adm-empty")
+    scored_question(dataset=dataset, gt=[5, 5], false=[[1, 1]] * 3)  # too few scores: undecided
+    scored_question(dataset=dataset, gt=[1, 1, 1, 5, 5], false=[WRONG] * 3)  # ground truth rejected
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 2)  # 2 false candidates kept
+    response = admin_client.post(
+        reverse("admin:annotation_dataset_build", args=[dataset.pk]),
+        {"name": "never", "false_per_question": 3, "seed": 0, "rules": FilterRules.objects.get().pk},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "no question passes the rules with 3 false candidates" in page
+    assert "Of 3 questions: 1 with ground truth still undecided (more scores needed)" in page
+    assert "1 with ground truth rejected by the rules" in page
+    assert "1 with fewer than 3 false candidates kept" in page
+    assert not Job.objects.exists() and not TestSet.objects.exists()
+
+
+def test_build_form_refuses_bad_values_with_a_400(admin_client, scored_dataset):
+    response = admin_client.post(
+        reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]), {"name": "", "false_per_question": "x"}
+    )
+    assert response.status_code == 400 and not Job.objects.exists()
+
+
+def test_filter_preview_page_explains_derived_questions(admin_client, scored_dataset):
+    page = admin_client.get(reverse("admin:annotation_dataset_preview", args=[scored_dataset.pk])).content.decode()
+    assert 'id="derived-help"' in page and "The total includes the derived questions" in page
+    assert "at least 6 false candidates" in page

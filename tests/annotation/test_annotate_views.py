@@ -129,3 +129,27 @@ def test_an_expired_unit_says_so(client, setup):
     url = unit_url(unit_page(client))
     Assignment.objects.update(status=AssignmentStatus.EXPIRED)
     assert "no longer yours" in client.get(url).content.decode()
+
+
+def test_the_open_counter_moves_after_a_submission(db, client):
+    dataset = DatasetFactory(name="counter", adaptive_stopping=False, attention_check_rate=0, annotators_per_item=1)
+    for _ in range(3):
+        CandidateFactory(question=QuestionFactory(dataset=dataset), text="A reply.")
+    annotation_open(dataset=dataset)
+    user = UserFactory(username="counter")
+    annotator = Annotator.objects.create(user=user, provider="internal", external_id="counter")
+    DatasetMembership.objects.create(annotator=annotator, dataset=dataset)
+    client.force_login(user)
+    opened = []
+    for _ in range(2):
+        response = client.get(reverse("annotate-next"))
+        opened.append(int(re.search(r"Open <strong>(\d+)</strong>", response.content.decode()).group(1)))
+        html = response.content.decode()
+        client.post(unit_url(response), {f"score-{k}": "1" for k in keys(html)} | {"duration_ms": "4000"})
+    assert opened == [2, 1]  # the unit being scored is not open to them; each submission takes one more
+
+
+def test_reasons_are_folded_behind_add_a_reason(setup, client):
+    html = unit_page(client).content.decode()
+    assert html.count("<summary>add a reason") == 3  # one per response
+    assert "<details open>" not in html

@@ -114,5 +114,5 @@ def test_the_build_form_refuses_a_test_set_name_before_starting_a_job(admin_clie
         {"name": name, "false_per_question": 3, "seed": 0, "rules": TestSet.objects.get().rules_id},
     )
     # then the form says so and no job starts
-    assert response.status_code == 200 and message in response.content.decode()
+    assert response.status_code == 400 and message in response.content.decode()
     assert not Job.objects.exists()

@@ -113,8 +113,9 @@ def test_test_set_names_are_never_reused(dataset):
 def test_nothing_buildable_is_an_error_and_leaves_no_test_set(db, scored_question):
     dataset = DatasetFactory(name="empty")
     scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG])
-    with pytest.raises(UserError, match="no question passes the rules with 3 false candidates"):
+    with pytest.raises(UserError, match="no question passes the rules with 3 false candidates") as refused:
         testset_build(dataset_name="empty", name="r1")
+    assert "1 with fewer than 3 false candidates kept" in str(refused.value)  # the preview's reason
     assert not TestSet.objects.exists()
 
 

@@ -140,7 +140,7 @@ def made_before_the_csv_rule(testset: TestSet) -> TestSet:
 
 def test_a_manifest_records_the_format_version_of_each_file(testset):
     versions = {kind: entry["format_version"] for kind, entry in testset.manifest["files"].items()}
-    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 2, "csv": 2}
+    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 3, "csv": 3}
     assert testset.manifest["format_version"] == 2
 
 
@@ -156,7 +156,7 @@ def test_an_older_test_set_exports_a_spreadsheet_safe_csv_checked_against_its_re
     written = (tmp_path / "rel.csv").read_bytes()
     assert written == "".join(render_export(testset, "csv")).encode("utf-8")
     assert hashlib.sha256(written).hexdigest() != testset.manifest["files"]["csv"]["sha256"]
-    assert len(export.notes) == 1 and "format version 2" in export.notes[0] and "version 1" in export.notes[0]
+    assert len(export.notes) == 1 and "format version 3" in export.notes[0] and "version 1" in export.notes[0]
     assert json.loads((tmp_path / "rel.manifest.json").read_text()) == testset.manifest
 
 
@@ -192,7 +192,7 @@ def test_an_older_test_set_exports_jsonl_with_provenance_checked_against_its_rec
     made_before_the_csv_rule(testset)
     export = testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path)
     assert (tmp_path / "rel.jsonl").read_bytes() == "".join(render_export(testset, "jsonl")).encode("utf-8")
-    assert len(export.notes) == 1 and "jsonl format version 2" in export.notes[0]
+    assert len(export.notes) == 1 and "jsonl format version 3" in export.notes[0]
 
 
 def test_an_older_test_set_reproduces_its_published_jsonl_with_version_1(testset, tmp_path):
@@ -203,8 +203,8 @@ def test_an_older_test_set_reproduces_its_published_jsonl_with_version_1(testset
 
 
 def test_an_unknown_csv_version_is_an_error(testset, tmp_path):
-    with pytest.raises(UserError, match="CSV has format versions 1 to 2, not 3"):
-        testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=3)
+    with pytest.raises(UserError, match="CSV has format versions 1 to 3, not 4"):
+        testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=4)
 
 
 def test_the_command_names_the_version_it_wrote(testset, tmp_path):
@@ -212,7 +212,50 @@ def test_the_command_names_the_version_it_wrote(testset, tmp_path):
     out, err = StringIO(), StringIO()
     call_command("export_testset", "rel", "--format", "csv", "--out", str(tmp_path), stdout=out, stderr=err)
     assert out.getvalue().split() == [str(tmp_path / "rel.csv"), str(tmp_path / "rel.manifest.json")]
-    assert "rel.csv: written in csv format version 2" in err.getvalue()
+    assert "rel.csv: written in csv format version 3" in err.getvalue()
     call_command("export_testset", "rel", "--format", "csv", "--csv-version", "1", "--out", str(tmp_path / "v1"))
     digest = hashlib.sha256((tmp_path / "v1" / "rel.csv").read_bytes()).hexdigest()
     assert digest == testset.manifest["files"]["csv"]["sha256"]
+
+
+@pytest.fixture
+def with_derived(db, scored_question):
+    """One question with 6 kept false candidates and one acceptable one: the test set has the
+    original question and one derived from it (the acceptable candidate as its ground truth)."""
+    dataset = DatasetFactory(name="ds-derived")
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 6 + [GOOD_GT])
+    testset = testset_build(dataset_name=dataset.name, name="der", seed=2)
+    assert testset.manifest["counts"]["derived_questions"] == 1
+    return TestSet.objects.select_related("dataset").get(pk=testset.pk)
+
+
+def test_jsonl_says_which_questions_are_derived(with_derived):
+    records = [json.loads(line) for line in render_export(with_derived, "jsonl")]
+    assert [(r["derived"], r["derived_from_question_id"] is not None) for r in records] == [
+        (False, False),
+        (True, True),
+    ]
+    assert records[1]["derived_from_question_id"] == records[0]["question_id"]
+    assert all("derived" not in json.loads(line) for line in render_export(with_derived, "jsonl", version=2))
+
+
+def test_csv_has_a_derived_column(with_derived):
+    rows = list(csv.DictReader(StringIO("".join(render_export(with_derived, "csv")))))
+    assert list(rows[0])[:4] == ["question_position", "question_id", "derived_from_question_id", "derived"]
+    assert {(r["question_position"], r["derived"]) for r in rows} == {("1", "0"), ("2", "1")}
+    assert "derived" not in next(csv.reader(StringIO(next(iter(render_export(with_derived, "csv", version=2))))))
+
+
+def test_an_export_with_derived_questions_round_trips_through_the_importer(with_derived, tmp_path):
+    """The TSV stays Sato et al.'s format (no column for it): derived questions import as questions."""
+    from annotation.models import Dataset
+    from annotation.services.testset_import import testset_import
+
+    testset_export(name="der", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path)
+    report = testset_import(
+        tsv_path=tmp_path / "der.tsv", scores_path=tmp_path / "der.human_scores.jsonl", dataset_name="der-back"
+    )
+    assert report["questions"] == 2 and report["candidates"] == 8
+    back = Dataset.objects.get(name="der-back").questions.order_by("pk")
+    exported = [json.loads(line) for line in (tmp_path / "der.jsonl").read_text().splitlines()]
+    assert [q.ground_truth for q in back] == [r["candidates"][r["ground_truth_index"]]["text"] for r in exported]

@@ -147,3 +147,49 @@ def test_the_unit_fits_a_phone(browser, world):
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     page.screenshot(path=SCREENSHOTS / "unit-phone.png", full_page=True)
+
+
+def test_reasons_for_low_scores_stay_folded_until_asked_for(browser, live_server):
+    """A unit of ten responses all scored low stays short: each shows only "add a reason"."""
+    dataset = DatasetFactory(name="tall", adaptive_stopping=False, attention_check_rate=0)
+    question = QuestionFactory(dataset=dataset)
+    for i in range(9):
+        CandidateFactory(question=question, text=f"An unrelated reply number {i} about the weather.")
+    annotation_open(dataset=dataset)
+    user = UserFactory(username="carol", password=PASSWORD)
+    carol = Annotator.objects.create(user=user, provider="internal", external_id="carol")
+    DatasetMembership.objects.create(annotator=carol, dataset=dataset)
+    page = log_in(browser, live_server.url, "carol")
+    page.goto(f"{live_server.url}/annotate/")
+    unscored = page.evaluate("document.documentElement.scrollHeight")
+    for _ in range(10):
+        page.keyboard.press("1")
+    assert page.locator(".reasons summary:visible").count() == 10
+    assert page.locator(".reasons input[type=checkbox]:visible").count() == 0
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.screenshot(path=SCREENSHOTS / "unit-low-scores.png", full_page=True)
+    assert height - unscored <= 10 * 30, (unscored, height)  # one short line per low score
+    # "add a reason" opens one response's reasons; a ticked reason is submitted with its score
+    page.locator(".reasons summary").first.click()
+    page.locator(".reasons input[type=checkbox]:visible").first.check()
+    page.screenshot(path=SCREENSHOTS / "unit-low-scores-reason-open.png", full_page=True)
+    with page.expect_navigation():
+        page.click("#submit")
+    assert Score.objects.filter(annotator=carol).count() == 10
+    assert Score.objects.filter(annotator=carol).exclude(labels=[]).count() == 1
+
+
+def test_an_annotator_of_two_datasets_works_on_the_one_they_choose(browser, world):
+    base, dataset, _, people = world
+    other = DatasetFactory(name="other", adaptive_stopping=False, attention_check_rate=0)
+    CandidateFactory(question=QuestionFactory(dataset=other), text="A reply in the other dataset.")
+    annotation_open(dataset=other)
+    DatasetMembership.objects.create(annotator=people["alice"], dataset=other)
+    page = log_in(browser, base, "alice")
+    page.goto(f"{base}/")
+    page.check("input[name=dataset][value=other]")
+    page.screenshot(path=SCREENSHOTS / "start-choose-dataset.png", full_page=True)
+    with page.expect_navigation():
+        page.click("#start")
+    assert "A reply in the other dataset." in page.content()
+    assert Assignment.objects.get(annotator=people["alice"]).question.dataset == other

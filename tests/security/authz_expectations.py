@@ -87,6 +87,20 @@ EXPECTATIONS: dict[str, Expect] = {
     # -- annotation: annotator pages
     "home": same(roles(OK, anonymous=LOGIN)),
     "annotate-next": same(roles(FORBIDDEN, anonymous=LOGIN, annotator_a=OK, annotator_b=OK)),
+    # the start page's choice of dataset: an empty choice is refused (400)
+    "annotate-choose": Expect(
+        get=roles(
+            FORBIDDEN,
+            anonymous=LOGIN,
+            annotator_a=NOT_ALLOWED,
+            annotator_b=NOT_ALLOWED,
+            user=NOT_ALLOWED,
+            staff=NOT_ALLOWED,
+            viewer=NOT_ALLOWED,
+            researcher=NOT_ALLOWED,
+        ),
+        post=roles(FORBIDDEN, anonymous=LOGIN, annotator_a=BAD, annotator_b=BAD),
+    ),
     "annotate-pause": same(roles(FORBIDDEN, anonymous=LOGIN, annotator_a=OK, annotator_b=OK)),
     # annotator A's own unit: B gets a 404 (it is not theirs), accounts without an annotator a 403
     "annotate-unit": Expect(
@@ -105,6 +119,9 @@ EXPECTATIONS: dict[str, Expect] = {
     "dashboard-block": staff_action(),
     # -- retrieval: the pool review page (the view_question permission)
     "pool-review": staff_page(),
+    # adding nobody is refused with the dashboard and its message (400); removing is idempotent
+    "dashboard-members-add": Expect(get=staff_action().get, post=staff_only(FORBIDDEN, researcher=BAD)),
+    "dashboard-members-remove": staff_action(),
     # -- evaluation: campaign reports
     "campaign-list": staff_page(),
     "campaign-report": staff_page(),
@@ -150,7 +167,10 @@ EXPECTATIONS: dict[str, Expect] = {
     "admin:annotation_dataset_import_dialogues": permission_page(read="researcher"),
     "admin:annotation_dataset_import_testset": permission_page(read="researcher"),
     "admin:annotation_dataset_preview": permission_page(read="viewer"),
-    "admin:annotation_dataset_build": permission_page(read="researcher"),
+    # an empty build form is refused (400): nothing is queued
+    "admin:annotation_dataset_build": Expect(
+        get=permission_page(read="researcher").get, post=staff_only(FORBIDDEN, researcher=BAD)
+    ),
     "admin:annotation_dataset_pools": permission_page(read="researcher"),
     "admin:annotation_dataset_negatives": permission_page(read="researcher"),
     "admin:annotation_dataset_pairs": permission_page(read="researcher"),

@@ -30,15 +30,17 @@ class Command(BaseCommand):
             "--csv-version",
             type=int,
             choices=range(1, FORMAT_VERSIONS["csv"] + 1),
-            help=f"the CSV's format version (default {FORMAT_VERSIONS['csv']}: cells escaped for spreadsheets; "
-            "1: cells as stored, the bytes of test sets built before)",
+            help=f"the CSV's format version (default {FORMAT_VERSIONS['csv']}: cells escaped for spreadsheets and "
+            "a 'derived' column; 2: without that column; 1: cells as stored; older versions give the bytes of test "
+            "sets built before)",
         )
         parser.add_argument(
             "--jsonl-version",
             type=int,
             choices=range(1, FORMAT_VERSIONS["jsonl"] + 1),
             help=f"the JSONL's format version (default {FORMAT_VERSIONS['jsonl']}: with each candidate's retrievers "
-            "and provenance; 1: without, the bytes of test sets built before)",
+            "and provenance and each question's 'derived'; 2: without 'derived'; 1: without either; older versions "
+            "give the bytes of test sets built before)",
         )
 
     def handle(self, *args, **o):
