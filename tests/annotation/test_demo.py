@@ -9,6 +9,7 @@ from annotation.services.demo import DEMO_TESTSET, demo_load
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # builds the demo pools with the embedding model; the plain demo load runs on both engines
 def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation(db):
     done = demo_load()
     assert len(done) == 7

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow, pytest.mark.heavy]
 
 
 @pytest.fixture

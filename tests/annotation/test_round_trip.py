@@ -10,7 +10,7 @@ from django.core.management import call_command
 from annotation.models import Dataset, Question, Score
 from core.text import text_hash
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow, pytest.mark.heavy]
 
 
 def questions_of(dataset: Dataset) -> list[tuple]:

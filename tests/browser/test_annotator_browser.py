@@ -19,7 +19,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 PASSWORD = "browser-test-pw-1"
 XSS = '<script>window.__xss = 1</script><i>leaning</i> <img src=x onerror="window.__img = 1">'
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, U
 
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 WORKER = "W-0042"
 
 

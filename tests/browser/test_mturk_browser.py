@@ -16,7 +16,7 @@ from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 from .test_annotator_browser import SCREENSHOTS, browser  # noqa: F401  (the chromium fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 HIT = "3HIT00000000000000000000000001"
 
 

@@ -11,7 +11,7 @@ from tests.factories import GeneratedResponseFactory, GenerationFactory, UserFac
 
 from .test_annotator_browser import PASSWORD, browser, log_in  # noqa: F401  (the chromium fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 CONTEXT = ["Have you seen my keys?", "Did you check the kitchen table?"]
 REFERENCE = "Yes, they are not there either."
 

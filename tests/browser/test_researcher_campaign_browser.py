@@ -29,7 +29,7 @@ from tests.factories import AnnotatorFactory, UserFactory
 
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 GPT, PLUGIN = "tiny-gpt2", "longest-reply"
 # what each of the two annotators gives each system's responses (and the reference)
 RATINGS = {GPT: (2, 1), PLUGIN: (4, 5), None: (5, 5)}

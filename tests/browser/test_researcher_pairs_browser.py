@@ -18,7 +18,7 @@ from tests.factories import DatasetFactory, QuestionFactory, UserFactory
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
 from .test_researcher_campaign_browser import register_system, rows, run_action, submit
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 
 DIALOGUES = [
     (

@@ -54,6 +54,7 @@ def run(script: str, *args: str, **env) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # memory of forward passes: no database in it
 def test_keeping_freed_memory_removes_the_page_faults_of_repeated_forward_passes():
     # given two processes running the same forward passes, one with glibc's defaults
     default = json.loads(run(SCRIPT, "default"))

@@ -10,7 +10,7 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "scoring.py"
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow, pytest.mark.heavy]
 
 
 def run_bench(shared_data, *args) -> str:

@@ -149,6 +149,7 @@ def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2
     assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
 
 
+@pytest.mark.heavy  # scoring numerics: no database in it
 @pytest.mark.parametrize(
     ("strategy", "compile_model"),
     [("packed", False), ("kv-cache", False), ("packed", True)],
@@ -203,6 +204,7 @@ def test_packed_path_scores_one_token_candidates_from_the_context_alone(tiny_gpt
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # scoring numerics: no database in it
 def test_compiled_packed_path_equals_naive_path(tiny_gpt2_dir):
     # given a scorer whose body is torch.compile'd (inductor compiles it on the first batch)
     scorer = make_scorer(tiny_gpt2_dir, "causal", batch_tokens=256, compile_model=True)

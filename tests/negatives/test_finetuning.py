@@ -53,18 +53,21 @@ def finetuned(django_db_setup, django_db_blocker, dialogue_text, dialogue_tiny_m
     return {"report": report, "folder": folder}
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_saved_folder_loads_as_a_masked_lm(finetuned):
     mlm = MaskedLM.load(finetuned["report"]["out"], setting="test", device="cpu")
     assert mlm.tokenizer.mask_token == "[MASK]"
     assert mlm.version == finetuned["report"]["version"]
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_loss_on_the_training_text_falls(finetuned, dialogue_tiny_mlm_dir, mlm_loss, dialogue_text):
     texts = dialogue_text.utterances[:300]
     before, after = mlm_loss(dialogue_tiny_mlm_dir, texts), mlm_loss(Path(finetuned["report"]["out"]), texts)
     assert after < before - 0.5
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 @pytest.mark.shared_data
 def test_held_out_loss_falls(shared_data, finetuned, dialogue_tiny_mlm_dir, mlm_loss):
     """On DailyDialog validation dialogues (the test texts are too few to generalise from)."""
@@ -73,6 +76,7 @@ def test_held_out_loss_falls(shared_data, finetuned, dialogue_tiny_mlm_dir, mlm_
     assert after < before - 0.5
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_steps_are_a_batch_of_distinct_texts_each(finetuned):
     report = finetuned["report"]
     assert report["dataset"] == "dd-train"
@@ -80,16 +84,19 @@ def test_the_steps_are_a_batch_of_distinct_texts_each(finetuned):
     assert math.isfinite(report["train_loss"])
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_report_is_saved_beside_the_model(finetuned):
     saved = json.loads((Path(finetuned["report"]["out"]) / REPORT_FILE).read_text())
     assert saved["base_version"] == finetuned["report"]["base_version"]
     assert saved["texts"] == finetuned["report"]["texts"]
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_no_partial_folder_is_left(finetuned):
     assert leftovers(finetuned["folder"]) == []
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 @pytest.mark.shared_data
 def test_dialogue_mlm_fixture_beats_its_base_on_held_out_text(
     shared_data, dialogue_mlm_dir, dialogue_tiny_mlm_dir, mlm_loss
@@ -99,6 +106,7 @@ def test_dialogue_mlm_fixture_beats_its_base_on_held_out_text(
     assert after < before - 1.0
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_dialogue_mlm_fixture_learnt_its_text(dialogue_mlm_dir, dialogue_tiny_mlm_dir, mlm_loss, dialogue_text):
     texts = dialogue_text.utterances[:300]
     assert mlm_loss(dialogue_mlm_dir, texts) < mlm_loss(dialogue_tiny_mlm_dir, texts) - 1.0
@@ -174,6 +182,7 @@ def small_dataset(db, dialogue_text, tmp_path) -> str:
     return import_dialogues(dialogue_text, tmp_path, name="dd-small", n=20)
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_progress_counts_the_steps_under_the_fine_tuning_phase(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     progress = Progress()
     report = mlm_finetune(
@@ -184,6 +193,7 @@ def test_progress_counts_the_steps_under_the_fine_tuning_phase(small_dataset, di
     assert progress.updates[-1][:2] == (report["steps"], report["steps"])
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_a_cancelled_run_leaves_no_folder(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     with pytest.raises(JobCancelled):
         mlm_finetune(
@@ -197,6 +207,7 @@ def test_a_cancelled_run_leaves_no_folder(small_dataset, dialogue_tiny_mlm_dir, 
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_command_fine_tunes_and_prints_its_report(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     stdout = StringIO()
     out = tmp_path / "model"
@@ -215,6 +226,7 @@ def test_the_command_fine_tunes_and_prints_its_report(small_dataset, dialogue_ti
     assert MaskedLM.load(out, setting="test", device="cpu").version == report["version"]
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_command_starts_from_the_setting_by_default(small_dataset, dialogue_tiny_mlm_dir, tmp_path, settings):
     settings.WELLCHOSEN_MLM_MODEL = str(dialogue_tiny_mlm_dir)
     stdout = StringIO()
@@ -273,6 +285,7 @@ def test_bad_input_is_a_command_error_and_leaves_no_folder(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 @pytest.mark.parametrize("names", [{}, {"dataset_name": "dd-small", "repository_name": "r"}], ids=["neither", "both"])
 def test_the_service_wants_exactly_one_source(names, small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     with pytest.raises(UserError, match="name exactly one"):
@@ -280,6 +293,7 @@ def test_the_service_wants_exactly_one_source(names, small_dataset, dialogue_tin
     assert list(tmp_path.iterdir()) == [tmp_path / "dd-small.txt"]
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_without_a_model_the_command_names_the_setting(small_dataset, tmp_path, settings):
     settings.WELLCHOSEN_MLM_MODEL = ""
     with pytest.raises(CommandError, match="WELLCHOSEN_MLM_MODEL"):
@@ -287,6 +301,7 @@ def test_without_a_model_the_command_names_the_setting(small_dataset, tmp_path, 
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_an_existing_folder_is_never_overwritten(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     out = tmp_path / "model"
     out.mkdir()
@@ -296,6 +311,7 @@ def test_an_existing_folder_is_never_overwritten(small_dataset, dialogue_tiny_ml
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
 def test_the_same_seed_gives_the_same_model(small_dataset, dialogue_tiny_mlm_dir, tmp_path):
     def digest(name: str, seed: int) -> str:  # model_version without the folder's name
         report = mlm_finetune(

@@ -10,6 +10,9 @@ from tests.negatives.dialogues import read_dailydialog
 
 QUESTIONS = 60
 
+# a model fine-tuned on real text: the outcome does not depend on the database engine
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def results(dialogue_mlm_dir):

@@ -46,7 +46,7 @@ from tests.evaluation.campaign_helpers import campaign_with, rated_generation
 from tests.factories import UserFactory
 from tests.security.headers_xss_payloads import payloads
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 
 PAYLOADS = payloads()
 GROUPS = 7  # payloads per text field: every seventh, so each field of a question holds a different group
