@@ -6,6 +6,8 @@ from django.core.management import call_command
 
 from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, Repository, TestSet
 from annotation.services.demo import DEMO_TESTSET, demo_load
+from core.models import Job, JobStatus
+from core.selectors import job_outcome
 
 
 @pytest.mark.slow
@@ -51,12 +53,9 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
 
 
 def test_the_load_demo_command_leaves_a_finished_job_saying_what_it_loaded(db):
-    from core.models import Job, JobStatus
-    from core.selectors import job_outcome
-
     call_command("load_demo", "--no-pools", "--no-accounts", stdout=StringIO())
     job = Job.objects.get(kind="load_demo")
-    assert job.status == JobStatus.SUCCEEDED and len(job.result["loaded"]) == 4
+    assert job.status == JobStatus.SUCCEEDED and len(job.result["loaded"]) == 5
     outcome = job_outcome(job=job)
     assert outcome["summary"].startswith("Loaded the demo: dataset demo-dialogues:")
     assert outcome["next_step"]["url"] == "/dashboard/demo-dialogues/"
