@@ -369,3 +369,50 @@ def attention_checks_status(*, dataset: Dataset) -> str:
         f"attention checks in {dataset.attention_check_rate * 100:g} % of units, unrelated utterances of the "
         f"repository {dataset.attention_check_repository.name}"
     )
+
+
+def dataset_corpus_counts(*, dataset: Dataset) -> dict:
+    """The dataset's dialogues, questions and false candidates (by source): two aggregate queries
+    for the workspace, whatever the dataset's size."""
+    from django.db.models import Exists, OuterRef
+
+    has_false = Exists(Candidate.objects.filter(question_id=OuterRef("pk"), is_ground_truth=False))
+    counts = Question.objects.filter(dataset=dataset).aggregate(
+        questions=Count("id", filter=Q(derived_from__isnull=True)),
+        derived=Count("id", filter=Q(derived_from__isnull=False)),
+        dialogues=Count("context", distinct=True),
+        with_false=Count("id", filter=Q(has_false, derived_from__isnull=True)),
+    )
+    by_source = dict(
+        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True, is_ground_truth=False)
+        .values_list("source")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {**counts, "false_candidates": sum(by_source.values()), "false_by_source": by_source}
+
+
+def dataset_units_to_open(*, dataset: Dataset) -> int:
+    """Original questions that are no unit of work yet (what annotation_open would add)."""
+    return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
+
+
+def dataset_last_score_at(*, dataset: Dataset):
+    """When the dataset's newest score arrived (None without scores)."""
+    from django.db.models import Max
+
+    return Score.objects.filter(candidate__question__dataset=dataset).aggregate(last=Max("created_at"))["last"]
+
+
+def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
+    """How many test sets (releases) were built from the dataset, and the newest ``limit``."""
+    from annotation.models import TestSet
+
+    testsets = TestSet.objects.filter(dataset=dataset)
+    rows = [
+        {"pk": pk, "name": name, "created_at": created, "questions": (manifest.get("counts") or {}).get("questions")}
+        for pk, name, created, manifest in testsets.order_by("-created_at", "-id").values_list(
+            "pk", "name", "created_at", "manifest"
+        )[:limit]
+    ]
+    return (len(rows) if len(rows) < limit else testsets.count()), rows

@@ -6,7 +6,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self) -> None:
+        from annotation.workspace import workspace_step_register
         from core.job_registry import job_kinds_register
         from evaluation.services.job_handlers import HANDLERS
+        from evaluation.workspace import EVALUATIONS_STEP
 
         job_kinds_register(HANDLERS)
+        workspace_step_register(EVALUATIONS_STEP)
