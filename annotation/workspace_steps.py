@@ -205,7 +205,8 @@ def releases_state(dataset: Dataset) -> StepState:
     if total:
         return StepState(
             StepStatus.DONE,
-            f"{total:,} test sets built from this dataset; each is frozen with its scores and rules.",
+            f"{total:,} test set{'s' if total != 1 else ''} built from this dataset; each is frozen with its scores "
+            "and rules.",
             numbers,
             [Action("Build a test set (release)", build, "annotation.add_testset", primary=False)],
             rows=rows,

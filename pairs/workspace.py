@@ -3,7 +3,8 @@
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep
+from annotation.selectors import dataset_corpus_counts
+from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from core.selectors import job_params_q
 from pairs.job_params import BuildPairsParams
 from pairs.selectors import dataset_pair_sets
@@ -24,6 +25,8 @@ def pairs_state(dataset: Dataset) -> StepState:
         "annotation.change_dataset",
         primary=False,
     )
+    if not sets and not workspace_memo(dataset, "corpus", lambda: dataset_corpus_counts(dataset=dataset))["questions"]:
+        return StepState(StepStatus.WAITING, "Import dialogues first: pairs are made from the ground truths.", numbers)
     if not sets:
         return StepState(
             StepStatus.OPTIONAL,
@@ -33,7 +36,11 @@ def pairs_state(dataset: Dataset) -> StepState:
             [build],
         )
     pending = sum(s["pending"] for s in sets)
-    summary = f"{pending:,} pairs wait for review." if pending else "Every pair is reviewed."
+    summary = (
+        f"{pending:,} pair{'s wait' if pending != 1 else ' waits'} for review."
+        if pending
+        else "Every pair is reviewed."
+    )
     return StepState(StepStatus.DONE, summary, numbers, [build], rows=rows)
 
 

@@ -29,6 +29,12 @@ def pools_state(dataset: Dataset) -> StepState:
         action = Action("Build pools again", url, "annotation.change_dataset", primary=False)
         return StepState(StepStatus.DONE, f"Every question has a candidate pool ({pooled:,}).", numbers, [action])
     action = Action("Build candidate pools", url, "annotation.change_dataset")
+    repository = Action(
+        "Import an utterance repository",
+        reverse("admin:retrieval_repository_import"),
+        "annotation.add_repository",
+        primary=False,
+    )
     if pooled:
         return StepState(
             StepStatus.NEXT,
@@ -50,7 +56,7 @@ def pools_state(dataset: Dataset) -> StepState:
         "No candidate pools yet: retrieve utterances related to each ground truth from a repository "
         "(BM25 and embeddings).",
         numbers,
-        [action],
+        [action, repository],
     )
 
 

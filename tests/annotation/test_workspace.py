@@ -207,7 +207,7 @@ def test_optional_tools_say_so_and_count_what_they_made(admin_client, db):
     PairFactory.create_batch(2, pair_set=pair_set)
     PairFactory(pair_set=pair_set, review="pending")
     pairs = step(page(admin_client), "pairs")
-    assert "status=done" in pairs and "1 pairs wait for review." in pairs
+    assert "status=done" in pairs and "1 pair waits for review." in pairs
     assert reverse("pairs-review", args=["okano"]) in pairs
 
 
