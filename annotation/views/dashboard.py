@@ -26,7 +26,7 @@ from annotation.services.invitations import (
 from annotation.workspace import workspace_memo, workspace_read
 from core.errors import UserError
 from core.forms import form_error_text
-from core.selectors import jobs_for
+from core.selectors import job_params_q, jobs_for
 from core.services.jobs import job_create
 
 
@@ -59,7 +59,11 @@ def _dataset_page(request: HttpRequest, dataset: Dataset, *, status: int = 200) 
         "members": DatasetMembership.objects.filter(dataset=dataset)
         .select_related("annotator__user")
         .order_by("annotator__external_id"),
-        "jobs": jobs_for(match=step_jobs, limit=8),
+        # the steps' jobs, and the agreement refresh (which a rating dataset has without a preview step)
+        "jobs": jobs_for(
+            match=step_jobs | job_params_q(kinds=[QualityRefreshParams.kind], key="dataset_id", value=dataset.pk),
+            limit=8,
+        ),
         "invite_url": request.session.pop("invite_url", ""),
         "new_password": request.session.pop("new_password", ""),
     }

@@ -272,3 +272,10 @@ def test_the_query_count_does_not_grow_with_questions_or_jobs(admin_client, read
 # open; progress (5); snapshot; newest score; test sets; evaluations (2); the steps' newest jobs (1);
 # members; the jobs panel
 WORKSPACE_QUERIES = 22
+
+
+def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client, db):
+    dataset = DatasetFactory(name="ws", task="rate")
+    job = job_create(params=QualityRefreshParams(dataset_id=dataset.pk))
+    html = page(admin_client)
+    assert reverse("job-detail", args=[job.pk]) in html[html.index('id="jobs"') :]
