@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.db.models.functions import Trim
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
@@ -330,7 +330,9 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         all=Count("id"), closed=Count("id", filter=Q(question__work__is_open=False))
     )
     scores = Score.objects.filter(candidate__question__dataset=dataset).aggregate(
-        all=Count("id"), closed=Count("id", filter=Q(candidate__question__work__is_open=False))
+        all=Count("id"),
+        closed=Count("id", filter=Q(candidate__question__work__is_open=False)),
+        last=Max("created_at"),
     )
     remaining_units = (
         QuestionWork.objects.filter(dataset=dataset, is_open=True).aggregate(
@@ -353,6 +355,7 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         "eta_hours": round(remaining_units / rate, 1) if rate else None,
         "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
         "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
+        "last_score_at": scores["last"],  # when the newest score arrived (None without scores)
     }
 
 
@@ -374,14 +377,10 @@ def attention_checks_status(*, dataset: Dataset) -> str:
 def dataset_corpus_counts(*, dataset: Dataset) -> dict:
     """The dataset's dialogues, questions and false candidates (by source): two aggregate queries
     for the workspace, whatever the dataset's size."""
-    from django.db.models import Exists, OuterRef
-
-    has_false = Exists(Candidate.objects.filter(question_id=OuterRef("pk"), is_ground_truth=False))
     counts = Question.objects.filter(dataset=dataset).aggregate(
         questions=Count("id", filter=Q(derived_from__isnull=True)),
         derived=Count("id", filter=Q(derived_from__isnull=False)),
         dialogues=Count("context", distinct=True),
-        with_false=Count("id", filter=Q(has_false, derived_from__isnull=True)),
     )
     by_source = dict(
         Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True, is_ground_truth=False)
@@ -395,13 +394,6 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict:
 def dataset_units_to_open(*, dataset: Dataset) -> int:
     """Original questions that are no unit of work yet (what annotation_open would add)."""
     return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
-
-
-def dataset_last_score_at(*, dataset: Dataset):
-    """When the dataset's newest score arrived (None without scores)."""
-    from django.db.models import Max
-
-    return Score.objects.filter(candidate__question__dataset=dataset).aggregate(last=Max("created_at"))["last"]
 
 
 def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:

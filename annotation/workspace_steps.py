@@ -15,7 +15,6 @@ from annotation.job_params import (
 from annotation.models import Dataset, QualitySnapshot
 from annotation.selectors import (
     dataset_corpus_counts,
-    dataset_last_score_at,
     dataset_progress,
     dataset_testsets,
     dataset_units_to_open,
@@ -62,7 +61,7 @@ def open_state(dataset: Dataset) -> StepState:
     numbers = [Number("units of work", units, of=counts["questions"]), Number("questions to open", to_open)]
     if not counts["questions"]:
         return StepState(StepStatus.WAITING, "Import dialogues first.", numbers, blocked="No question to open yet.")
-    if not dataset.is_rating and not counts["with_false"]:
+    if not dataset.is_rating and not counts["false_candidates"]:
         return StepState(
             StepStatus.WAITING,
             "No question has a false candidate yet: build candidate pools (or generate negatives) first, "
@@ -93,7 +92,7 @@ def open_state(dataset: Dataset) -> StepState:
 
 
 def annotated_state(dataset: Dataset) -> StepState:
-    p = dataset_progress(dataset=dataset)
+    p = workspace_memo(dataset, "progress", lambda: dataset_progress(dataset=dataset))
     numbers = [
         Number("units done", p["units_done"], of=p["units"]),
         Number("scores", p["scores"], of=p["scores_planned"]),
@@ -145,7 +144,7 @@ def preview_reason(preview: dict) -> str:
 
 def preview_state(dataset: Dataset) -> StepState:
     snapshot, preview = _preview(dataset)
-    last_score = dataset_last_score_at(dataset=dataset)
+    last_score = workspace_memo(dataset, "progress", lambda: dataset_progress(dataset=dataset))["last_score_at"]
     refresh = Action(
         "Refresh the preview", reverse("dashboard-refresh", args=[dataset.name]), "annotation.change_dataset", "post"
     )

@@ -84,7 +84,7 @@ def main() -> None:
                 response = client.get(url)
                 times.append(time.perf_counter() - t)
             queries = len(captured)
-            slowest[url] = sorted(((float(q["time"]), q["sql"]) for q in captured), reverse=True)[:3]
+            slowest[url] = sorted(((float(q["time"]), q["sql"]) for q in captured), reverse=True)[:6]
             assert response.status_code == 200, (url, response.status_code)
         return times, queries
 
