@@ -279,3 +279,15 @@ def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client
     job = job_create(params=QualityRefreshParams(dataset_id=dataset.pk))
     html = page(admin_client)
     assert reverse("job-detail", args=[job.pk]) in html[html.index('id="jobs"') :]
+
+
+@pytest.mark.parametrize("value", ["x", "²", "9" * 30])
+def test_the_evaluation_form_ignores_a_test_set_that_is_no_id(admin_client, db, value):
+    response = admin_client.get(reverse("admin:evaluation_evaluation_add"), {"testset": value})
+    assert response.status_code == 200 and '<option value="" selected>' in response.content.decode()
+
+
+def test_the_evaluation_form_takes_the_test_set_from_the_workspace_link(admin_client, ready):
+    testset = testset_build(dataset_name="ws", name="ws-v1")
+    html = admin_client.get(reverse("admin:evaluation_evaluation_add"), {"testset": testset.pk}).content.decode()
+    assert f'<option value="{testset.pk}" selected>' in html
