@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.db.models.functions import Trim
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
@@ -421,7 +421,9 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         all=Count("id"), closed=Count("id", filter=Q(question__work__is_open=False))
     )
     scores = Score.objects.filter(candidate__question__dataset=dataset).aggregate(
-        all=Count("id"), closed=Count("id", filter=Q(candidate__question__work__is_open=False))
+        all=Count("id"),
+        closed=Count("id", filter=Q(candidate__question__work__is_open=False)),
+        last=Max("created_at"),
     )
     remaining_units = (
         QuestionWork.objects.filter(dataset=dataset, is_open=True).aggregate(
@@ -444,6 +446,7 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         "eta_hours": round(remaining_units / rate, 1) if rate else None,
         "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
         "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
+        "last_score_at": scores["last"],  # when the newest score arrived (None without scores)
     }
 
 
@@ -460,3 +463,39 @@ def attention_checks_status(*, dataset: Dataset) -> str:
         f"attention checks in {dataset.attention_check_rate * 100:g} % of units, unrelated utterances of the "
         f"repository {dataset.attention_check_repository.name}"
     )
+
+
+def dataset_corpus_counts(*, dataset: Dataset) -> dict:
+    """The dataset's dialogues, questions and false candidates (by source): two aggregate queries
+    for the workspace, whatever the dataset's size."""
+    counts = Question.objects.filter(dataset=dataset).aggregate(
+        questions=Count("id", filter=Q(derived_from__isnull=True)),
+        derived=Count("id", filter=Q(derived_from__isnull=False)),
+        dialogues=Count("context", distinct=True),
+    )
+    by_source = dict(
+        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True, is_ground_truth=False)
+        .values_list("source")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {**counts, "false_candidates": sum(by_source.values()), "false_by_source": by_source}
+
+
+def dataset_units_to_open(*, dataset: Dataset) -> int:
+    """Original questions that are no unit of work yet (what annotation_open would add)."""
+    return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
+
+
+def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
+    """How many test sets (releases) were built from the dataset, and the newest ``limit``."""
+    from annotation.models import TestSet
+
+    testsets = TestSet.objects.filter(dataset=dataset)
+    rows = [
+        {"pk": pk, "name": name, "created_at": created, "questions": (manifest.get("counts") or {}).get("questions")}
+        for pk, name, created, manifest in testsets.order_by("-created_at", "-id").values_list(
+            "pk", "name", "created_at", "manifest"
+        )[:limit]
+    ]
+    return (len(rows) if len(rows) < limit else testsets.count()), rows

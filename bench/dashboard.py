@@ -1,9 +1,10 @@
-"""Benchmark: the researcher dashboard on a dataset of 10,000 questions.
+"""Benchmark: the dataset workspace (/dashboard/<name>/) on a dataset of 10,000 questions.
 
-Builds a PostgreSQL database with --questions questions (1 ground truth + 10 candidates each),
-annotation open, a third of them scored by five annotators, and the quality snapshot computed;
-then requests the dashboard page repeatedly in-process and prints p50/p99 time and the number
-of queries (target: < 300 ms).
+Builds a PostgreSQL database with --questions questions (1 ground truth + 10 candidates each, a
+candidate pool recorded for each), annotation open, a third of them scored by five annotators, the
+quality snapshot computed, a test set built from the scored third and 500 jobs of several datasets;
+then requests the workspace and the dashboard index repeatedly in-process and prints p50/p99 time
+and the number of queries (target: < 300 ms).
 
     .venv/bin/python bench/dashboard.py [--questions 10000]
 """
@@ -83,7 +84,7 @@ def main() -> None:
                 response = client.get(url)
                 times.append(time.perf_counter() - t)
             queries = len(captured)
-            slowest[url] = sorted(((float(q["time"]), q["sql"]) for q in captured), reverse=True)[:3]
+            slowest[url] = sorted(((float(q["time"]), q["sql"]) for q in captured), reverse=True)[:6]
             assert response.status_code == 200, (url, response.status_code)
         return times, queries
 
@@ -91,11 +92,11 @@ def main() -> None:
     cold, cold_queries = timed("/dashboard/", 1)
     client.get("/dashboard/big/")  # warm
     rows = [
-        ("/dashboard/big/", *timed("/dashboard/big/", args.requests)),
+        ("/dashboard/big/ (workspace)", *timed("/dashboard/big/", args.requests)),
         ("/dashboard/", *timed("/dashboard/", args.requests)),
         ("/dashboard/ (first request)", cold, cold_queries),
     ]
-    print(f"{'dashboard page':<34}{'p50':>10}{'p99':>10}{'queries':>10}{'target':>12}")
+    print(f"{'page':<34}{'p50':>10}{'p99':>10}{'queries':>10}{'target':>12}")
     for url, times, queries in rows:
         print(
             f"{url:<34}{np.percentile(times, 50) * 1000:>8.0f}ms{np.percentile(times, 99) * 1000:>8.0f}ms"
@@ -153,9 +154,37 @@ def build(n_questions: int) -> None:
     )
     annotation_open(dataset=dataset)
     quality_refresh(dataset=dataset)
+    workspace_extras(dataset, questions)
     print(
         f"set-up: {n_questions:,} questions, {len(candidates):,} candidates, {len(scored) * 5:,} scores "
         f"in {time.perf_counter() - start:.0f} s"
+    )
+
+
+def workspace_extras(dataset, questions) -> None:
+    """What the workspace's other steps read: pools, a release, and jobs of this and other datasets."""
+    from annotation.job_params import BuildTestsetParams, QualityRefreshParams
+    from annotation.models import Repository
+    from annotation.services.testset_build import testset_build
+    from core.models import Job, JobStatus
+    from retrieval.job_params import BuildPoolsParams
+    from retrieval.models import PoolStatus, QuestionRetrieval
+
+    repository = Repository.objects.create(name="films")
+    QuestionRetrieval.objects.bulk_create(
+        [QuestionRetrieval(question=q, repository=repository, status=PoolStatus.DONE, pool_size=10) for q in questions],
+        batch_size=5000,
+    )
+    testset_build(dataset_name=dataset.name, name="big-v1")
+    params = [
+        BuildPoolsParams(dataset="big", repository="films"),
+        BuildPoolsParams(dataset="other", repository="films"),
+        QualityRefreshParams(dataset_id=dataset.pk),
+        QualityRefreshParams(dataset_id=dataset.pk + 1),
+        BuildTestsetParams(dataset="big", name="big-v1"),
+    ]
+    Job.objects.bulk_create(
+        [Job(kind=p.kind, params=p.to_json(), status=JobStatus.SUCCEEDED) for i in range(100) for p in params]
     )
 
 

@@ -7,9 +7,12 @@ class EvaluationConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.services.demo import demo_step_register
+        from annotation.workspace import workspace_step_register
         from core.job_registry import job_kinds_register
         from evaluation.services.demo import demo_baseline_system
         from evaluation.services.job_handlers import HANDLERS
+        from evaluation.workspace import EVALUATIONS_STEP
 
         job_kinds_register(HANDLERS)
         demo_step_register(demo_baseline_system)
+        workspace_step_register(EVALUATIONS_STEP)

@@ -175,3 +175,19 @@ def pending_generation_questions(*, generation: Generation) -> list[dict]:
         return []
     turns = context_turns(context_ids=Context.objects.filter(dataset_id=generation.dataset_id).values("id"))
     return [{**q, "key": f"q{q['id']}", "turns": turns[q["context_id"]]} for q in questions]
+
+
+def dataset_evaluations(*, dataset, limit: int = 5) -> tuple[dict[str, int], list[dict]]:
+    """The evaluations on the dataset's test sets: how many by status, and the newest ``limit``
+    (system, test set, status, accuracy). Two queries."""
+    from django.db.models import Count
+
+    evaluations = Evaluation.objects.filter(testset__dataset=dataset)
+    by_status = dict(evaluations.values_list("status").annotate(n=Count("id")).order_by())
+    rows = [
+        {"pk": pk, "system": system, "testset": testset, "status": status, "accuracy": summary.get("accuracy")}
+        for pk, system, testset, status, summary in evaluations.order_by("-created_at", "-id").values_list(
+            "pk", "system__name", "testset__name", "status", "summary"
+        )[:limit]
+    ]
+    return by_status, rows

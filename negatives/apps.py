@@ -7,9 +7,12 @@ class NegativesConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.admin.dataset_tools import dataset_tool_register
+        from annotation.workspace import workspace_step_register
         from core.job_registry import job_kinds_register
         from negatives.admin import DATASET_NEGATIVES_TOOL
         from negatives.services.job_handlers import HANDLERS
+        from negatives.workspace import NEGATIVES_STEP
 
         job_kinds_register(HANDLERS)
         dataset_tool_register(DATASET_NEGATIVES_TOOL)
+        workspace_step_register(NEGATIVES_STEP)

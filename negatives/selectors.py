@@ -90,3 +90,17 @@ def repository_texts(*, repository: Repository, up_to_id: int) -> Iterator[tuple
         text = text.strip()
         if text:
             yield context_text(before), text
+
+
+def dataset_generation_counts(*, dataset: Dataset) -> dict[str, int]:
+    """The dataset's questions by generation outcome (over every setup), one aggregate query."""
+    from django.db.models import Count
+
+    from negatives.models import QuestionGeneration
+
+    return dict(
+        QuestionGeneration.objects.filter(question__dataset=dataset)
+        .values_list("outcome")
+        .annotate(n=Count("id"))
+        .order_by()
+    )

@@ -77,3 +77,17 @@ def pair_set_list() -> QuerySet[PairSet]:
         )
         .order_by("name")
     )
+
+
+def dataset_pair_sets(*, dataset) -> list[dict]:
+    """The pair sets built from the dataset, each with its pairs by review state: one query."""
+    return list(
+        PairSet.objects.filter(dataset=dataset)
+        .values("name")
+        .annotate(
+            n_pairs=Count("pairs"),
+            pending=Count("pairs", filter=Q(pairs__review=Review.PENDING)),
+            accepted=Count("pairs", filter=Q(pairs__review=Review.ACCEPTED)),
+        )
+        .order_by("name")
+    )

@@ -255,3 +255,20 @@ def _reason_text(hit: dict, reasons: dict) -> str:
     if "tokens" in hit:
         return f"{text} ({hit['tokens']} tokens)"
     return text
+
+
+def dataset_pool_counts(*, dataset) -> list[dict]:
+    """Per repository the dataset's questions were pooled from: how many pools are done and how
+    many failed (one aggregate query)."""
+    from django.db.models import Count, Q
+
+    from retrieval.models import PoolStatus, QuestionRetrieval
+
+    return list(
+        QuestionRetrieval.objects.filter(question__dataset=dataset)
+        .values("repository__name")
+        .annotate(
+            done=Count("id", filter=Q(status=PoolStatus.DONE)), failed=Count("id", filter=Q(status=PoolStatus.FAILED))
+        )
+        .order_by("repository__name")
+    )

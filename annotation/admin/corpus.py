@@ -142,7 +142,9 @@ class DatasetAdmin(CheckedInputAdmin):
         return tool.view(self, request, dataset)
 
     def import_dialogues_view(self, request):
-        form = DialogueImportForm(request.POST or None, request.FILES or None)
+        # ?dataset=<name>: the workspace's "import dialogues" into an existing dataset
+        initial = {"dataset": request.GET.get("dataset", "")[:100]}
+        form = DialogueImportForm(request.POST or None, request.FILES or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
             return start_job(request, params=form.job_params(path=str(upload_store(uploaded=d["file"]))))

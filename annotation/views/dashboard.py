@@ -17,6 +17,7 @@ from annotation.selectors import (
     attention_checks_status,
     dataset_members_panel,
     dataset_progress,
+    dataset_units_to_open,
     overall_agreement,
 )
 from annotation.services.annotators_admin import annotator_block_everywhere
@@ -28,9 +29,10 @@ from annotation.services.invitations import (
     invite_dataset,
     invite_link_token,
 )
+from annotation.workspace import workspace_memo, workspace_read
 from core.errors import UserError
 from core.forms import form_error_text
-from core.selectors import jobs_recent
+from core.selectors import job_params_q, jobs_for
 from core.services.jobs import job_create
 
 
@@ -50,17 +52,25 @@ def dashboard_dataset(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _dataset_page(request: HttpRequest, dataset: Dataset, *, status: int = 200) -> HttpResponse:
-    snapshot = QualitySnapshot.objects.filter(dataset=dataset).first()
+    """The dataset's workspace: the pipeline from import to release as steps (annotation.workspace),
+    then agreement, annotators and this dataset's jobs."""
+    steps, step_jobs = workspace_read(dataset=dataset, can=request.user.has_perm)
     context = {
         "dataset": dataset,
+        "steps": steps,
         "attention_checks": attention_checks_status(dataset=dataset),
-        "progress": dataset_progress(dataset=dataset),
-        "snapshot": snapshot,
+        "snapshot": workspace_memo(
+            dataset, "snapshot", lambda: QualitySnapshot.objects.filter(dataset=dataset).first()
+        ),
         "members": DatasetMembership.objects.filter(dataset=dataset)
         .select_related("annotator__user")
         .order_by("annotator__external_id"),
         "members_panel": dataset_members_panel(dataset=dataset),
-        "jobs": jobs_recent(limit=8),
+        # the steps' jobs, and the agreement refresh (which a rating dataset has without a preview step)
+        "jobs": jobs_for(
+            match=step_jobs | job_params_q(kinds=[QualityRefreshParams.kind], key="dataset_id", value=dataset.pk),
+            limit=8,
+        ),
         "invite_url": request.session.pop("invite_url", ""),
         "new_password": request.session.pop("new_password", ""),
     }
@@ -82,8 +92,11 @@ def dashboard_refresh(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def dashboard_open(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
+    if not dataset_units_to_open(dataset=dataset):
+        messages.warning(request, "Nothing to open: every question of this dataset is a unit of work already.")
+        return redirect("dashboard-dataset", name=name)
     units = annotation_open(dataset=dataset)
-    messages.info(request, f"{units} units open for annotation.")
+    messages.info(request, f"{units:,} units open for annotation.")
     return redirect("dashboard-dataset", name=name)
 
 

@@ -36,7 +36,12 @@ class EvaluationAdmin(ScoringRunAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):  # replaces Django's add_view, which checks it
             raise PermissionDenied
-        form = EvaluationStartForm(request.POST or None)
+        # ?testset=<pk>: the dataset workspace's "evaluate a system" on its newest test set
+        testset = request.GET.get("testset", "")
+        form = EvaluationStartForm(
+            request.POST or None,
+            initial={"testset": testset} if testset.isascii() and testset.isdigit() and len(testset) < 19 else {},
+        )
         if request.method == "POST" and form.is_valid():
             try:
                 evaluation, job = evaluation_start(

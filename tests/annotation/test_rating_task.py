@@ -234,7 +234,7 @@ def test_the_dashboard_shows_adaptive_stopping_off_and_no_test_set_yield(admin_c
     html = admin_client.get(reverse("dashboard-dataset", args=[dataset.name])).content.decode()
     assert re.search(r'id="adaptive-saved">off<', html)
     assert "Adaptive stopping is off" in html and "Rating generated responses 1–5" in html
-    assert "Test set yield" not in html and "Build a test set" not in html
+    assert "Test set yield" not in html and "Build a test set" not in html and 'id="step-releases"' not in html
     assert 'id="rating-note"' in html
     assert "Fleiss' κ, 5 categories (1–5)" in html  # 0 is never given: kappa over the five used
 
@@ -243,7 +243,7 @@ def test_the_dashboard_of_a_selection_dataset_is_unchanged(admin_client, db):
     dataset = rating_dataset(task=DatasetTask.SELECT, adaptive_stopping=True)
     quality_refresh(dataset=dataset)
     html = admin_client.get(reverse("dashboard-dataset", args=[dataset.name])).content.decode()
-    assert "Adaptive stopping is on" in html and "Test set yield" in html and "Build a test set" in html
+    assert "Adaptive stopping is on" in html and "Test set yield" in html and 'id="step-releases"' in html
     assert 'id="rating-note"' not in html and 'id="adaptive-saved"' not in html
     assert "Fleiss' κ, 6 categories (0–5)" in html
 

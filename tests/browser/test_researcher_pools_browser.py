@@ -60,7 +60,7 @@ def test_a_researcher_pages_through_the_pools_with_the_keyboard(browser, lab):  
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
     page.goto(f"{base}/dashboard/museum/")
     with page.expect_navigation():
-        page.click("#pool-review-link a")
+        page.click("#step-pools >> text=Review the pools beside their dialogues")
     assert page.locator("#pool").get_attribute("data-question") == str(ids[0])
     page.screenshot(path=SCREENSHOTS / "pool-review.png", full_page=True)
     # the first question: its dialogue, candidates with 3-digit scores, a reason for the missing rank

@@ -1,0 +1,52 @@
+"""The evaluations step of the dataset workspace (annotation.workspace), registered in apps.py."""
+
+from urllib.parse import urlencode
+
+from django.db.models import Q
+from django.urls import reverse
+
+from annotation.models import Dataset
+from annotation.selectors import dataset_testsets
+from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
+from evaluation.models import Evaluation, EvaluationStatus
+from evaluation.selectors import dataset_evaluations
+
+
+def evaluations_state(dataset: Dataset) -> StepState:
+    testsets, newest = workspace_memo(dataset, "testsets", lambda: dataset_testsets(dataset=dataset))
+    by_status, rows = dataset_evaluations(dataset=dataset)
+    numbers = [Number(f"evaluations {s.label}", by_status[s.value]) for s in EvaluationStatus if s.value in by_status]
+    if not testsets:
+        return StepState(StepStatus.WAITING, "Build a release first: systems are evaluated on a test set.", numbers)
+    url = reverse("admin:evaluation_evaluation_add") + "?" + urlencode({"testset": newest[0]["pk"]})
+    rows = [{**r, "url": reverse("admin:evaluation_evaluation_change", args=[r["pk"]])} for r in rows]
+    if not by_status:
+        return StepState(
+            StepStatus.NEXT,
+            f"No evaluation yet: score a registered system on {newest[0]['name']} (selection accuracy).",
+            numbers,
+            [Action("Evaluate a system", url, "evaluation.add_evaluation")],
+        )
+    done = by_status.get(EvaluationStatus.SUCCEEDED, 0)
+    return StepState(
+        StepStatus.DONE if done else StepStatus.NEXT,
+        f"{done:,} evaluations finished on this dataset's test sets.",
+        numbers,
+        [Action("Evaluate a system", url, "evaluation.add_evaluation", primary=False)],
+        rows=rows,
+    )
+
+
+def evaluations_jobs(dataset: Dataset) -> Q:
+    """Evaluate jobs name their evaluation, which names the test set: the jobs the evaluations record."""
+    return Q(pk__in=Evaluation.objects.filter(testset__dataset=dataset, job__isnull=False).values("job_id"))
+
+
+EVALUATIONS_STEP = WorkspaceStep(
+    "evaluations",
+    80,
+    "Evaluations",
+    evaluations_state,
+    evaluations_jobs,
+    template="dashboard/steps/_evaluations.html",
+)

@@ -1,0 +1,44 @@
+"""The generated-negatives step of the dataset workspace (annotation.workspace), registered in apps.py."""
+
+from django.urls import reverse
+
+from annotation.models import CandidateSource, Dataset
+from annotation.selectors import dataset_corpus_counts
+from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
+from core.selectors import job_params_q
+from negatives.job_params import GenerateNegativesParams
+from negatives.models import GenerationOutcome
+from negatives.selectors import dataset_generation_counts
+
+
+def negatives_state(dataset: Dataset) -> StepState:
+    counts = workspace_memo(dataset, "corpus", lambda: dataset_corpus_counts(dataset=dataset))
+    outcomes = dataset_generation_counts(dataset=dataset)
+    generated = counts["false_by_source"].get(CandidateSource.GENERATED, 0)
+    numbers = [Number("generated candidates", generated)]
+    numbers += [Number(f"questions: {o.label}", outcomes[o.value]) for o in GenerationOutcome if o.value in outcomes]
+    url = reverse("admin:annotation_dataset_negatives", args=[dataset.pk])
+    if not counts["questions"]:
+        return StepState(StepStatus.WAITING, "Import dialogues first.", numbers)
+    if outcomes:
+        return StepState(
+            StepStatus.DONE,
+            f"{generated:,} negatives made from the ground truths with a masked LM (Park et al.); annotators "
+            "score them like the retrieved candidates.",
+            numbers,
+            [Action("Generate negatives again", url, "annotation.change_dataset", primary=False)],
+        )
+    return StepState(
+        StepStatus.OPTIONAL,
+        "Optional: add negatives made by manipulating each ground truth with a masked LM (Park et al.), "
+        "before opening the questions for annotation.",
+        numbers,
+        [Action("Generate negatives", url, "annotation.change_dataset", primary=False)],
+    )
+
+
+def negatives_jobs(dataset: Dataset):
+    return job_params_q(kinds=[GenerateNegativesParams.kind], key="dataset", value=dataset.name)
+
+
+NEGATIVES_STEP = WorkspaceStep("negatives", 25, "Generated negatives", negatives_state, negatives_jobs)
