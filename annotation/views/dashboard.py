@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import InviteForm
 from annotation.job_params import QualityRefreshParams
-from annotation.models import Annotator, Dataset, DatasetMembership, QualitySnapshot
+from annotation.models import Annotator, Dataset, QualitySnapshot
 from annotation.selectors import (
     attention_checks_status,
     dataset_members_panel,
@@ -62,9 +62,6 @@ def _dataset_page(request: HttpRequest, dataset: Dataset, *, status: int = 200) 
         "snapshot": workspace_memo(
             dataset, "snapshot", lambda: QualitySnapshot.objects.filter(dataset=dataset).first()
         ),
-        "members": DatasetMembership.objects.filter(dataset=dataset)
-        .select_related("annotator__user")
-        .order_by("annotator__external_id"),
         "members_panel": dataset_members_panel(dataset=dataset),
         # the steps' jobs, and the agreement refresh (which a rating dataset has without a preview step)
         "jobs": jobs_for(
