@@ -22,6 +22,12 @@ def num(value, digits: int = readable.DIGITS) -> str:
 
 
 @register.filter
+def num_na(value, digits: int = readable.DIGITS) -> str:
+    """A measure that may be undefined (κ of too few items): ``n/a`` for None."""
+    return "n/a" if value is None else readable.number(value, int(digits))
+
+
+@register.filter
 def count(value) -> str:
     """A count with thousands separators (``25,794``)."""
     return readable.count(value)

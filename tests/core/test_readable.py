@@ -1,4 +1,5 @@
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.template import Context, Template
@@ -65,3 +66,18 @@ def test_template_filters_use_the_same_formatting():
         Context({"a": 0.12121, "n": 25794, "ci": (0.1, 0.25), "s": 192})
     )
     assert html == "0.121 25,794 [0.100, 0.250] 3 min 12 s"
+
+
+def test_num_na_says_n_a_for_an_undefined_measure():
+    html = Template("{% load wellchosen %}{{ k|num_na }} {{ none|num_na }}").render(
+        Context({"k": 0.41234, "none": None})
+    )
+    assert html == "0.412 n/a"
+
+
+def test_no_page_formats_numbers_outside_the_shared_filters():
+    # every number of every page goes through core.readable (a template doing its own rounding would
+    # show 17 digits somewhere sooner or later); widthratio stays only for arithmetic, not for display
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    offenders = [p.name for p in templates.rglob("*.html") if "floatformat" in p.read_text()]
+    assert offenders == []
