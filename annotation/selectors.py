@@ -1,4 +1,6 @@
-"""Reads: filter decisions, previews, agreement tables, jobs."""
+"""Reads: filter decisions, previews, agreement tables, the dialogue as pages show it.
+
+Annotators have selectors_annotators, a dataset's state as the workspace shows it selectors_dataset."""
 
 import random
 import secrets
@@ -7,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Trim
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
@@ -295,68 +297,6 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
 
 
-def annotator_progress(*, annotator, dataset=None) -> dict:
-    """Units done today and in total, and units still open to this annotator (in ``dataset`` when
-    they chose one)."""
-    from django.utils import timezone
-
-    from annotation.models import Assignment, AssignmentStatus, DatasetMembership, QuestionWork
-
-    start_of_day = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
-    done = Assignment.objects.filter(annotator=annotator, status=AssignmentStatus.SUBMITTED).aggregate(
-        total=Count("id"), today=Count("id", filter=Q(submitted_at__gte=start_of_day))
-    )
-    # Counting the open units scans the annotator's datasets: a few seconds old is fine for the
-    # progress line shown with every unit, but not older than their last submission (the key
-    # changes with it) nor another dataset's count.
-    key = f"wellchosen:open-units:{annotator.pk}:{done['total']}:{dataset.pk if dataset else 'any'}"
-    open_units = cache.get(key)
-    if open_units is None:
-        memberships = DatasetMembership.objects.filter(annotator=annotator)
-        if dataset is not None:
-            memberships = memberships.filter(dataset=dataset)
-        open_units = (
-            QuestionWork.objects.filter(
-                dataset_id__in=memberships.values("dataset_id"),
-                is_open=True,
-                slots_taken__lt=F("slots_needed"),
-            )
-            .exclude(question_id__in=Assignment.objects.filter(annotator=annotator).values("question_id"))
-            .count()
-        )
-        cache.set(key, open_units, timeout=15)
-    return {"today": done["today"], "total": done["total"], "open": open_units}
-
-
-def annotator_datasets(*, annotator) -> list:
-    """The datasets the annotator is a member of, by name."""
-    return list(Dataset.objects.filter(memberships__annotator=annotator).order_by("name"))
-
-
-def annotator_dataset_current(*, annotator):
-    """The dataset the annotator chose to work on while they are still a member of it; None: any."""
-    if annotator.chosen_dataset_id is None:
-        return None
-    return Dataset.objects.filter(pk=annotator.chosen_dataset_id, memberships__annotator=annotator).first()
-
-
-def dataset_members_panel(*, dataset) -> dict:
-    """The dashboard's members of a dataset, and the annotator accounts that could be added."""
-    from annotation.models import AnnotatorProvider, DatasetMembership
-
-    members = list(
-        DatasetMembership.objects.filter(dataset=dataset)
-        .select_related("annotator__user")
-        .order_by("annotator__external_id")
-    )
-    addable = list(
-        Annotator.objects.filter(provider=AnnotatorProvider.INTERNAL)
-        .exclude(memberships__dataset=dataset)
-        .order_by("external_id")
-    )
-    return {"members": members, "addable": addable}
-
-
 def dialogue_turns_display(*, context_id: int) -> list[dict]:
     """A context's turns as every page shows them (the one place that decides speakers and sides):
     each turn's own speaker, or A/B alternating where none is named; the first speaker's turns on
@@ -395,107 +335,3 @@ def question_preview_display(*, question) -> dict:
         "turns": dialogue_turns_display(context_id=question.context_id),
         "responses": [{"key": secrets.token_hex(4), "text": text, "value": "", "labels": []} for text in texts],
     }
-
-
-def dataset_progress(*, dataset: Dataset) -> dict:
-    """Live numbers for the dashboard, all database aggregates (a handful of queries at any size)."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from annotation.models import Assignment, AssignmentStatus, QuestionWork
-
-    k = dataset.annotators_per_item
-    work = QuestionWork.objects.filter(dataset=dataset).aggregate(
-        units=Count("pk"),
-        closed=Count("pk", filter=Q(is_open=False)),
-        full=Count("pk", filter=Q(is_open=True, slots_taken__gte=F("slots_needed"))),
-    )
-    now = timezone.now()
-    assignments = Assignment.objects.filter(question__dataset=dataset).aggregate(
-        submitted=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
-        leased=Count("id", filter=Q(status=AssignmentStatus.LEASED, leased_until__gte=now)),
-        last_hour=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED, submitted_at__gte=now - timedelta(hours=1))),
-    )
-    candidates = Candidate.objects.filter(question__dataset=dataset, question__work__isnull=False).aggregate(
-        all=Count("id"), closed=Count("id", filter=Q(question__work__is_open=False))
-    )
-    scores = Score.objects.filter(candidate__question__dataset=dataset).aggregate(
-        all=Count("id"),
-        closed=Count("id", filter=Q(candidate__question__work__is_open=False)),
-        last=Max("created_at"),
-    )
-    remaining_units = (
-        QuestionWork.objects.filter(dataset=dataset, is_open=True).aggregate(
-            left=Sum(F("slots_needed") - F("slots_taken"))
-        )["left"]
-        or 0
-    )
-    rate = assignments["last_hour"]
-    planned_closed = candidates["closed"] * k
-    return {
-        "units": work["units"],
-        "units_done": work["closed"],
-        "units_waiting": work["full"],  # every slot leased or submitted, some leases still out
-        "units_open": work["units"] - work["closed"] - work["full"],
-        "assignments_submitted": assignments["submitted"],
-        "assignments_leased": assignments["leased"],
-        "scores": scores["all"],
-        "scores_planned": candidates["all"] * k,
-        "units_per_hour": rate,
-        "eta_hours": round(remaining_units / rate, 1) if rate else None,
-        "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
-        "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
-        "last_score_at": scores["last"],  # when the newest score arrived (None without scores)
-    }
-
-
-def attention_checks_status(*, dataset: Dataset) -> str:
-    """How the dataset's units get attention checks, or why they get none (dashboard and admin)."""
-    if not dataset.attention_check_rate:
-        return "no attention checks (attention_check_rate is 0)"
-    if dataset.attention_check_repository_id is None:
-        return (
-            "no attention checks: this dataset has no attention-check repository to draw unrelated "
-            "utterances from (set one in the admin; building candidate pools sets it)"
-        )
-    return (
-        f"attention checks in {dataset.attention_check_rate * 100:g} % of units, unrelated utterances of the "
-        f"repository {dataset.attention_check_repository.name}"
-    )
-
-
-def dataset_corpus_counts(*, dataset: Dataset) -> dict:
-    """The dataset's dialogues, questions and false candidates (by source): two aggregate queries
-    for the workspace, whatever the dataset's size."""
-    counts = Question.objects.filter(dataset=dataset).aggregate(
-        questions=Count("id", filter=Q(derived_from__isnull=True)),
-        derived=Count("id", filter=Q(derived_from__isnull=False)),
-        dialogues=Count("context", distinct=True),
-    )
-    by_source = dict(
-        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True, is_ground_truth=False)
-        .values_list("source")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    return {**counts, "false_candidates": sum(by_source.values()), "false_by_source": by_source}
-
-
-def dataset_units_to_open(*, dataset: Dataset) -> int:
-    """Original questions that are no unit of work yet (what annotation_open would add)."""
-    return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
-
-
-def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
-    """How many test sets (releases) were built from the dataset, and the newest ``limit``."""
-    from annotation.models import TestSet
-
-    testsets = TestSet.objects.filter(dataset=dataset)
-    rows = [
-        {"pk": pk, "name": name, "created_at": created, "questions": (manifest.get("counts") or {}).get("questions")}
-        for pk, name, created, manifest in testsets.order_by("-created_at", "-id").values_list(
-            "pk", "name", "created_at", "manifest"
-        )[:limit]
-    ]
-    return (len(rows) if len(rows) < limit else testsets.count()), rows

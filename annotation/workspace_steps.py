@@ -13,7 +13,7 @@ from annotation.job_params import (
     QualityRefreshParams,
 )
 from annotation.models import Dataset, QualitySnapshot
-from annotation.selectors import (
+from annotation.selectors_dataset import (
     dataset_corpus_counts,
     dataset_progress,
     dataset_testsets,

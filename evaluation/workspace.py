@@ -6,7 +6,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.selectors import dataset_testsets
+from annotation.selectors_dataset import dataset_testsets
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from evaluation.models import Evaluation, EvaluationStatus
 from evaluation.selectors import dataset_evaluations

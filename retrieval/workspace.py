@@ -3,7 +3,7 @@
 from django.urls import reverse
 
 from annotation.models import CandidateSource, Dataset
-from annotation.selectors import dataset_corpus_counts
+from annotation.selectors_dataset import dataset_corpus_counts
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from core.selectors import job_params_q
 from retrieval.job_params import BuildPoolsParams

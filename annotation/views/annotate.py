@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import Annotator, Assignment, AssignmentStatus
-from annotation.selectors import annotator_dataset_current, annotator_progress
+from annotation.selectors_annotators import annotator_dataset_current, annotator_progress
 from annotation.services.assignment import unit_current, unit_next
 from annotation.services.submission import unit_submit
 from core.errors import UserError

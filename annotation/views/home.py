@@ -4,7 +4,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Annotator, Dataset, TestSet
-from annotation.selectors import annotator_dataset_current, annotator_datasets
+from annotation.selectors_annotators import annotator_dataset_current, annotator_datasets
 from annotation.services.annotators_membership import ANY_DATASET, annotator_dataset_choose
 from core.errors import UserError
 from core.selectors import jobs_recent

@@ -1,0 +1,106 @@
+"""Reads of a dataset's state as the workspace and the dashboard show it: progress of the
+annotation, its corpus, units still to open, its test sets. Aggregate queries only: the same
+number of queries at any size."""
+
+from datetime import timedelta
+
+from django.db.models import Count, F, Max, Q, Sum
+from django.utils import timezone
+
+from annotation.models import Assignment, AssignmentStatus, Candidate, Dataset, Question, QuestionWork, Score, TestSet
+
+
+def dataset_progress(*, dataset: Dataset) -> dict:
+    """Live numbers for the dashboard, all database aggregates (a handful of queries at any size)."""
+    k = dataset.annotators_per_item
+    work = QuestionWork.objects.filter(dataset=dataset).aggregate(
+        units=Count("pk"),
+        closed=Count("pk", filter=Q(is_open=False)),
+        full=Count("pk", filter=Q(is_open=True, slots_taken__gte=F("slots_needed"))),
+    )
+    now = timezone.now()
+    assignments = Assignment.objects.filter(question__dataset=dataset).aggregate(
+        submitted=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
+        leased=Count("id", filter=Q(status=AssignmentStatus.LEASED, leased_until__gte=now)),
+        last_hour=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED, submitted_at__gte=now - timedelta(hours=1))),
+    )
+    candidates = Candidate.objects.filter(question__dataset=dataset, question__work__isnull=False).aggregate(
+        all=Count("id"), closed=Count("id", filter=Q(question__work__is_open=False))
+    )
+    scores = Score.objects.filter(candidate__question__dataset=dataset).aggregate(
+        all=Count("id"),
+        closed=Count("id", filter=Q(candidate__question__work__is_open=False)),
+        last=Max("created_at"),
+    )
+    remaining_units = (
+        QuestionWork.objects.filter(dataset=dataset, is_open=True).aggregate(
+            left=Sum(F("slots_needed") - F("slots_taken"))
+        )["left"]
+        or 0
+    )
+    rate = assignments["last_hour"]
+    planned_closed = candidates["closed"] * k
+    return {
+        "units": work["units"],
+        "units_done": work["closed"],
+        "units_waiting": work["full"],  # every slot leased or submitted, some leases still out
+        "units_open": work["units"] - work["closed"] - work["full"],
+        "assignments_submitted": assignments["submitted"],
+        "assignments_leased": assignments["leased"],
+        "scores": scores["all"],
+        "scores_planned": candidates["all"] * k,
+        "units_per_hour": rate,
+        "eta_hours": round(remaining_units / rate, 1) if rate else None,
+        "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
+        "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
+        "last_score_at": scores["last"],  # when the newest score arrived (None without scores)
+    }
+
+
+def attention_checks_status(*, dataset: Dataset) -> str:
+    """How the dataset's units get attention checks, or why they get none (dashboard and admin)."""
+    if not dataset.attention_check_rate:
+        return "no attention checks (attention_check_rate is 0)"
+    if dataset.attention_check_repository_id is None:
+        return (
+            "no attention checks: this dataset has no attention-check repository to draw unrelated "
+            "utterances from (set one in the admin; building candidate pools sets it)"
+        )
+    return (
+        f"attention checks in {dataset.attention_check_rate * 100:g} % of units, unrelated utterances of the "
+        f"repository {dataset.attention_check_repository.name}"
+    )
+
+
+def dataset_corpus_counts(*, dataset: Dataset) -> dict:
+    """The dataset's dialogues, questions and false candidates (by source): two aggregate queries
+    for the workspace, whatever the dataset's size."""
+    counts = Question.objects.filter(dataset=dataset).aggregate(
+        questions=Count("id", filter=Q(derived_from__isnull=True)),
+        derived=Count("id", filter=Q(derived_from__isnull=False)),
+        dialogues=Count("context", distinct=True),
+    )
+    by_source = dict(
+        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True, is_ground_truth=False)
+        .values_list("source")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {**counts, "false_candidates": sum(by_source.values()), "false_by_source": by_source}
+
+
+def dataset_units_to_open(*, dataset: Dataset) -> int:
+    """Original questions that are no unit of work yet (what annotation_open would add)."""
+    return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
+
+
+def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
+    """How many test sets (releases) were built from the dataset, and the newest ``limit``."""
+    testsets = TestSet.objects.filter(dataset=dataset)
+    rows = [
+        {"pk": pk, "name": name, "created_at": created, "questions": (manifest.get("counts") or {}).get("questions")}
+        for pk, name, created, manifest in testsets.order_by("-created_at", "-id").values_list(
+            "pk", "name", "created_at", "manifest"
+        )[:limit]
+    ]
+    return (len(rows) if len(rows) < limit else testsets.count()), rows
