@@ -13,12 +13,13 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Candidate, DatasetTask, Score
+from annotation.models import Candidate, DatasetTask, QuestionWork, Score
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, decode_field, encoding_check, text_field_check
 from core.services.jobs import JobProgress
 
 from .annotators import annotator_label, annotators_by_label
+from .assignment import work_refresh
 
 COLUMNS = ("question_id", "candidate_id", "annotator", "score")
 _MAX_ID = 2**63 - 1  # the databases' bigint
@@ -30,6 +31,7 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
     reader = LineReader(path, max_bytes=1 << 16)
     report = {"rows": 0, "created": 0, "unchanged": 0}
     seen: set[tuple[int, str]] = set()
+    scored: set[int] = set()  # questions that got a new score
     header: list[str] | None = None
     batch: list[tuple[int, int, int, str, int]] = []
     with transaction.atomic():
@@ -45,7 +47,7 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
                 continue
             batch.append(_parse_row(row, header=header, path=path, line=line.number, seen=seen))
             if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
-                _flush(batch, path=path, report=report)
+                scored |= _flush(batch, path=path, report=report)
                 batch = []
             if progress:
                 reader.report(progress)
@@ -54,10 +56,24 @@ def scores_import(*, path: Path, encoding: str = "utf-8", progress: JobProgress 
         if header is None:
             raise UserError(f"{path.name}: empty file; expected the header {','.join(COLUMNS)}")
         if batch:
-            _flush(batch, path=path, report=report)
+            scored |= _flush(batch, path=path, report=report)
         if report["rows"] == 0:
             raise UserError(f"{path.name}: the header is not followed by any score; nothing was imported")
+        report["units_closed"] = _units_refresh(scored)
     return report
+
+
+def _units_refresh(question_ids: set[int]) -> int:
+    """Units of work (questions opened for annotation) whose new scores decide them are closed, as
+    a submission would close them; returns how many closed. Questions not opened yet are left to
+    annotation_open."""
+    closed = 0
+    ids = sorted(question_ids)
+    for start in range(0, len(ids), 1000):
+        opened = QuestionWork.objects.filter(question_id__in=ids[start : start + 1000], is_open=True)
+        for question_id in opened.values_list("question_id", flat=True):
+            closed += not work_refresh(question_id=question_id)
+    return closed
 
 
 def _split(text: str, *, path: Path, line: int) -> list[str]:
@@ -118,7 +134,8 @@ def _parse_row(
     return line, values["question_id"], values["candidate_id"], annotator, values["score"]
 
 
-def _flush(batch, *, path: Path, report: dict) -> None:
+def _flush(batch, *, path: Path, report: dict) -> set[int]:
+    """Write a batch of rows; returns the questions that got a new score."""
     candidate_ids = {candidate_id for _, _, candidate_id, _, _ in batch}
     question_of, rating = {}, set()
     for pk, question_id, task in Candidate.objects.filter(pk__in=candidate_ids).values_list(
@@ -170,3 +187,4 @@ def _flush(batch, *, path: Path, report: dict) -> None:
     Score.objects.bulk_create(new_scores)
     report["rows"] += len(batch)
     report["created"] += len(new_scores)
+    return {question_of[score.candidate_id] for score in new_scores}

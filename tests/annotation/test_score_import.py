@@ -1,9 +1,10 @@
 import pytest
 
-from annotation.models import Annotator, Score
+from annotation.models import Annotator, QuestionWork, Score
+from annotation.services.assignment import annotation_open
 from annotation.services.score_import import scores_import
 from core.errors import ImportFileError, UserError
-from tests.factories import CandidateFactory, ScoreFactory, UserFactory
+from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, ScoreFactory, UserFactory
 
 
 @pytest.fixture
@@ -132,3 +133,25 @@ def test_a_nul_in_an_annotator_id_is_an_error_naming_the_column(candidates, writ
     with pytest.raises(ImportFileError, match=r"line 2, field annotator: holds a NUL character"):
         scores_import(path=write_file("s.csv", csv_for([(a.question_id, a.pk, "r\x001", 4)])))
     assert not Annotator.objects.filter(external_id__startswith="r").exists()
+
+
+def test_imported_scores_that_decide_an_opened_unit_close_it(db, write_file):
+    # given a question opened for annotation: its ground truth and one false candidate, unscored
+    question = QuestionFactory(dataset=DatasetFactory(name="opened"))
+    false = CandidateFactory(question=question)
+    annotation_open(dataset=question.dataset)
+    assert QuestionWork.objects.get(question=question).is_open
+    # when five raters' scores that decide both responses are imported
+    rows = [
+        (question.pk, c.pk, f"rater{i}", value)
+        for c, value in ((question_gt(question), 5), (false, 1))
+        for i in range(5)
+    ]
+    report = scores_import(path=write_file("s.csv", csv_for(rows)))
+    # then the unit is closed, as five submissions would have closed it
+    assert report["units_closed"] == 1
+    assert not QuestionWork.objects.get(question=question).is_open
+
+
+def question_gt(question):
+    return question.candidates.get(is_ground_truth=True)
