@@ -1,6 +1,7 @@
-"""The dataset workspace in a real browser: a researcher takes an empty dataset to a release by
-following the workspace alone. Every page is reached by clicking a link or button of the page
-before (the admin forms the workspace links to included); no address is typed but the first.
+"""The dataset workspace in a real browser: a researcher takes an empty dataset to a release, its
+export and an evaluation by following the workspace alone. Every page is reached by clicking a
+link or button of the page before (the admin forms the workspace links to included); no address
+is typed but the first.
 
 Jobs started from the admin run inside the live server's request (Celery is eager in tests), so
 the job page the admin redirects to shows the finished job. The scores come from the score import
@@ -11,6 +12,8 @@ import pytest
 from annotation.models import Candidate, FilterRules, TestSet
 from annotation.services.demo import DEMO_DIR
 from core.models import JobStatus
+from evaluation.models import Evaluation, EvaluationStatus
+from evaluation.services.demo import DEMO_SYSTEM, demo_baseline_system
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.repository_import import repository_import
 from tests.factories import DatasetFactory, UserFactory
@@ -23,11 +26,13 @@ RATERS = 5
 
 @pytest.fixture
 def lab(live_server):
-    """An empty dataset "ws", the demo subtitle repository, and the researcher "rosa"."""
+    """An empty dataset "ws", the demo subtitle repository, the TF-IDF baseline system (as the demo
+    registers it) and the researcher "rosa"."""
     # the paper's default filter rules: a migration creates them, but another transactional test's flush removes them
     FilterRules.objects.get_or_create(version=1, defaults={"note": "Sato et al. (ACL 2020) §3.1 defaults"})
     DatasetFactory(name="ws", attention_check_rate=0)
     repository_import(path=DEMO_REPOSITORY_FILE, name=DEMO_REPOSITORY, exclude_datasets=["ws"])
+    demo_baseline_system(False)
     UserFactory(username="rosa", password=PASSWORD, is_staff=True, is_superuser=True)
     return live_server.url
 
@@ -129,3 +134,20 @@ def test_a_researcher_takes_an_empty_dataset_to_a_release_from_its_workspace(bro
     page.screenshot(path=SCREENSHOTS / "workspace-release.png", full_page=True)
     click(page, "#step-evaluations a:text('Evaluate a system')")
     assert page.input_value("#id_testset") == str(TestSet.objects.get(name="ws-v1").pk)
+    # when the researcher picks the TF-IDF baseline and starts the evaluation
+    page.select_option("#id_system", label=DEMO_SYSTEM)
+    click(page, "input[type=submit]")
+    # then it runs, and the workspace's evaluations step shows its accuracy with three decimals
+    evaluation = Evaluation.objects.get()
+    assert evaluation.status == EvaluationStatus.SUCCEEDED
+    to_workspace(page)
+    assert status(page, "evaluations") == "done"
+    accuracy = page.inner_text("#evaluations")
+    assert DEMO_SYSTEM in accuracy and f"{evaluation.summary['accuracy']:.3f}" in accuracy
+
+    # and the release's page, reached from the releases step, downloads its TSV
+    click(page, "#releases a:text('ws-v1')")
+    with page.expect_download() as download:
+        page.click("a:text('ws-v1.tsv')")
+    tsv = download.value.path().read_text(encoding="utf-8").splitlines()
+    assert len(tsv) == 40 and all(len(line.split("\t")) >= 5 for line in tsv)
