@@ -14,6 +14,8 @@ from .store import EmbeddingStore
 
 EXACT = "SQfp16"
 APPROXIMATE = "HNSW32,SQfp16"
+# Hits asked beyond k, so that the ones tied with the k-th are usually in the first answer.
+TIE_MARGIN = 16
 
 
 def faiss_index_build(store: EmbeddingStore, *, exact_max: int, path: Path) -> str:
@@ -36,7 +38,19 @@ class DenseIndex:
             self.index.hnsw.efSearch = ef_search
 
     def search(self, queries: np.ndarray, *, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(cosine scores, utterance ids) of the top-``k`` rows for each query; id -1 where fewer exist."""
-        scores, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-        ids = np.where(rows >= 0, np.asarray(self.store.ids)[np.maximum(rows, 0)], -1)
-        return scores, ids
+        """(cosine scores, utterance ids) of the top-``k`` rows for each query; id -1 where fewer exist.
+
+        Equal scores come in utterance-id order (FAISS returns them in whatever order its heap left
+        them), so that the same store gives the same hits on every run."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        limit = k + TIE_MARGIN
+        while True:
+            scores, rows = self.index.search(queries, limit)
+            ids = np.where(rows >= 0, np.asarray(self.store.ids)[np.maximum(rows, 0)], -1)
+            full = (rows[:, -1] >= 0) & (scores[:, -1] >= scores[:, min(k, limit) - 1])
+            if not full.any() or limit >= self.index.ntotal:
+                break
+            limit *= 2
+        missing = ids < 0
+        order = np.lexsort((np.where(missing, np.iinfo(np.int64).max, ids), np.where(missing, np.inf, -scores)))
+        return np.take_along_axis(scores, order, axis=1)[:, :k], np.take_along_axis(ids, order, axis=1)[:, :k]

@@ -17,6 +17,26 @@ class Hit:
     score: float
 
 
+# Hits asked beyond k, so that the ones tied with the k-th are usually in the first answer.
+TIE_MARGIN = 16
+
+
+def top_k_stable(hits: Sequence[Hit], k: int) -> list[Hit]:
+    """The best ``k`` hits, equal scores in utterance-id order.
+
+    An engine returns equal scores in the order of its internal document addresses, which depend on
+    how the index happened to be built (writer threads, segment merges): the same data would give
+    other pools on another build. Ordering ties by utterance id makes the top k a function of the
+    index content alone."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.utterance_id))[:k]
+
+
+def tie_may_continue(hits: Sequence[Hit], *, k: int, limit: int) -> bool:
+    """Whether hits fetched best first with ``limit`` may have left out one tied with the k-th: the
+    answer is full and its last score equals the k-th's (ask again with a larger limit)."""
+    return len(hits) >= limit and len(hits) >= k > 0 and hits[-1].score >= hits[k - 1].score
+
+
 class LexicalBackend(ABC):
     """One index version of one repository.
 
@@ -39,7 +59,8 @@ class LexicalBackend(ABC):
 
     @abstractmethod
     def search(self, queries: Sequence[str], *, k: int) -> list[list[Hit]]:
-        """Top-``k`` hits for each query, best first (BM25 scores, higher is better)."""
+        """Top-``k`` hits for each query, best first (BM25 scores, higher is better); equal scores in
+        utterance-id order, whatever the index's internal layout (:func:`top_k_stable`)."""
 
     @abstractmethod
     def exists(self) -> bool:

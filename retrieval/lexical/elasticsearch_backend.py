@@ -24,7 +24,7 @@ from typing import Any
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 from elasticsearch.helpers import BulkIndexError, parallel_bulk
 
-from .base import Hit, LexicalBackend
+from .base import TIE_MARGIN, Hit, LexicalBackend, tie_may_continue, top_k_stable
 from .stopwords import ENGLISH_STOP_WORDS
 
 ANALYZER = "wellchosen_english"
@@ -170,29 +170,44 @@ class ElasticsearchBackend(LexicalBackend):
 
     def search(self, queries: Sequence[str], *, k: int) -> list[list[Hit]]:
         results: list[list[Hit]] = [[] for _ in queries]
-        to_send = [i for i, query in enumerate(queries) if query and query.strip()]
-        for start in range(0, len(to_send), self.msearch_batch):
-            batch = to_send[start : start + self.msearch_batch]
-            searches: list[dict[str, Any]] = []
-            for i in batch:
-                searches.append({})
-                searches.append(
-                    {
-                        "query": {"match": {"text": {"query": queries[i]}}},
-                        "size": k,
-                        "_source": False,
-                        "track_total_hits": False,
-                    }
-                )
-            response = self.client.msearch(index=self.index_name, searches=searches)
-            for i, answer in zip(batch, response["responses"], strict=True):
-                if "error" in answer:
-                    raise ElasticsearchBackendError(
-                        f"Elasticsearch search in {self.index_name!r} failed for query {queries[i]!r} "
-                        f"(status {answer.get('status')}): {_reason(answer['error'])}"
-                    )
-                results[i] = [Hit(int(hit["_id"]), float(hit["_score"])) for hit in answer["hits"]["hits"]]
+        # Each query asks for k + TIE_MARGIN hits; one whose answer may have left out a hit tied with
+        # its k-th asks again with twice as many (top_k_stable orders ties by utterance id).
+        pending = {i: k + TIE_MARGIN for i, query in enumerate(queries) if query and query.strip()}
+        while pending:
+            again = {}
+            to_send = list(pending)
+            for start in range(0, len(to_send), self.msearch_batch):
+                batch = to_send[start : start + self.msearch_batch]
+                for i, hits in zip(batch, self._msearch([(queries[i], pending[i]) for i in batch]), strict=True):
+                    if tie_may_continue(hits, k=k, limit=pending[i]):
+                        again[i] = pending[i] * 2
+                    results[i] = top_k_stable(hits, k)
+            pending = again
         return results
+
+    def _msearch(self, searches: list[tuple[str, int]]) -> list[list[Hit]]:
+        """One _msearch round trip: (query, size) pairs in, each one's hits best first out."""
+        body: list[dict[str, Any]] = []
+        for query, size in searches:
+            body.append({})
+            body.append(
+                {
+                    "query": {"match": {"text": {"query": query}}},
+                    "size": size,
+                    "_source": False,
+                    "track_total_hits": False,
+                }
+            )
+        response = self.client.msearch(index=self.index_name, searches=body)
+        answers = []
+        for (query, _), answer in zip(searches, response["responses"], strict=True):
+            if "error" in answer:
+                raise ElasticsearchBackendError(
+                    f"Elasticsearch search in {self.index_name!r} failed for query {query!r} "
+                    f"(status {answer.get('status')}): {_reason(answer['error'])}"
+                )
+            answers.append([Hit(int(hit["_id"]), float(hit["_score"])) for hit in answer["hits"]["hits"]])
+        return answers
 
     def exists(self) -> bool:
         return bool(self.client.indices.exists(index=self.index_name))

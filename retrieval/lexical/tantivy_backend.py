@@ -10,7 +10,7 @@ from pathlib import Path
 import tantivy
 from django.conf import settings
 
-from .base import Hit, LexicalBackend
+from .base import TIE_MARGIN, Hit, LexicalBackend, tie_may_continue, top_k_stable
 from .stopwords import ENGLISH_STOP_WORDS
 
 ANALYZER = "wellchosen_english"
@@ -101,9 +101,15 @@ class TantivyBackend(LexicalBackend):
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms]
             )
-            hits = searcher.search(query, limit=k, count=False).hits
-            ids = searcher.fast_field_values("id", [address for _, address in hits]) if hits else []
-            results.append([Hit(int(i), float(score)) for (score, _), i in zip(hits, ids, strict=True)])
+            limit = k + TIE_MARGIN
+            while True:
+                found = searcher.search(query, limit=limit, count=False).hits
+                ids = searcher.fast_field_values("id", [address for _, address in found]) if found else []
+                hits = [Hit(int(i), float(score)) for (score, _), i in zip(found, ids, strict=True)]
+                if not tie_may_continue(hits, k=k, limit=limit):
+                    break
+                limit *= 2
+            results.append(top_k_stable(hits, k))
         return results
 
     def exists(self) -> bool:

@@ -141,3 +141,16 @@ def test_auto_backend_is_int8_onnx_on_a_cpu_and_torch_on_a_gpu(monkeypatch):
     monkeypatch.setattr(encoder_module, "TorchEncoder", lambda path: chosen.append(path) or "torch-encoder")
     monkeypatch.setattr(encoder_module, "_cache", {})
     assert get_encoder(backend="auto") == "torch-encoder" and len(chosen) == 1
+
+
+@pytest.mark.parametrize("exact_max", [10_000, 10], ids=["exact", "hnsw"])
+def test_equal_scores_come_in_utterance_id_order(tmp_path, exact_max):
+    # given 40 stored copies of one vector (ids 100..139) among 60 others
+    same = unit_vectors(1, dim=32, seed=7)
+    vectors = np.concatenate([unit_vectors(60, dim=32), np.repeat(same, 40, axis=0)])
+    store = write_store(tmp_path / "s", np.arange(40, 140), vectors, chunk=16)
+    faiss_index_build(store, exact_max=exact_max, path=tmp_path / "faiss.index")
+    # when that vector is searched for its top 3 (the tie runs past k and past the margin)
+    scores, found = DenseIndex(store, tmp_path / "faiss.index").search(same, k=3)
+    # then the lowest ids of the tie come first, in id order
+    assert list(found[0]) == [100, 101, 102] and len(set(scores[0].tolist())) == 1

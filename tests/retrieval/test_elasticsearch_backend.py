@@ -6,7 +6,7 @@ Every test fails at teardown if the double judged one of the backend's requests 
 import pytest
 from elasticsearch import BadRequestError, Elasticsearch
 
-from retrieval.lexical.base import Hit
+from retrieval.lexical.base import TIE_MARGIN, Hit
 from retrieval.lexical.elasticsearch_backend import ANALYZER, ElasticsearchBackend, ElasticsearchBackendError
 from tests.retrieval.es_double import ElasticsearchDouble
 
@@ -135,13 +135,14 @@ def test_a_document_the_index_refuses_fails_the_build_with_a_clear_message(es, b
     es.errors.clear()
 
 
-def test_search_sends_msearch_in_batches_with_size_k_and_no_source(es, backend):
+def test_search_sends_msearch_in_batches_with_size_k_plus_the_tie_margin_and_no_source(es, backend):
     # given a built index searched five queries at a time, two per msearch
     subs = backend(msearch_batch=2)
     subs.build(UTTERANCES)
     # when five queries are searched for the top 2
     subs.search(["train", "rain", "station", "smell", "Leeds"], k=2)
-    # then three msearch requests went to the versioned index, each body asking for k hits without _source
+    # then three msearch requests went to the versioned index, each body asking for k hits (and the
+    # margin that catches hits tied with the k-th) without _source
     batches = es.sent("POST", f"/{INDEX}/_msearch")
     assert [len(batch) // 2 for batch in batches] == [2, 2, 1]
     bodies = [line for batch in batches for line in batch[1::2]]
@@ -152,7 +153,7 @@ def test_search_sends_msearch_in_batches_with_size_k_and_no_source(es, backend):
         "smell",
         "Leeds",
     ]
-    assert all(body["size"] == 2 and body["_source"] is False for body in bodies)
+    assert all(body["size"] == 2 + TIE_MARGIN and body["_source"] is False for body in bodies)
 
 
 def test_search_returns_hits_best_first_with_integer_ids(backend):

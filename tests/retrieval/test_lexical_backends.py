@@ -127,3 +127,23 @@ def test_deleting_removes_the_index_and_is_idempotent(built):
 
 def test_the_description_names_backend_and_index(built):
     assert built.describe() == f"{built.kind}:{built.index_name}"
+
+
+# Texts with the same words (order, case and punctuation aside) score the same for any query.
+TIED = [
+    (300 + n, text)
+    for n, text in enumerate(["Things are going well.", "things going well are", "Well, things are going!"] * 12)
+]
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_equal_scores_come_in_utterance_id_order_however_the_index_was_built(make_backend, order):
+    # given an index of 36 utterances that all score the same, added in either order, beside others
+    tied = [(i, f"{text} ({i})") for i, text in TIED]  # distinct texts; the number is no word of the query
+    backend = make_backend()
+    backend.build(iter(UTTERANCES + (tied if order == "ascending" else tied[::-1])))
+    # when the top 3 are asked for (the tie runs far past k and past the margin asked beyond it)
+    (hits,) = backend.search(["things are going well"], k=3)
+    # then the three lowest utterance ids of the tie come first, in id order
+    assert ids(hits) == [300, 301, 302]
+    assert len({h.score for h in hits}) == 1
