@@ -259,3 +259,39 @@ def test_every_rank_down_to_the_deepest_used_is_a_candidate_or_a_recorded_exclus
         shown = pool_question(question=question, decisions=index.decisions, filters=PoolFilters())
         ranks = [hit for table in shown["pools"] for r in table["retrievers"] for hit in r["ranks"]]
         assert ranks and not [hit for hit in ranks if hit["why"] == NOT_RECORDED]
+
+
+def pools_now() -> list[tuple]:
+    """Every false candidate as it would be exported, without the index version names (a rebuilt
+    index is a new version)."""
+    return list(
+        false_candidates()
+        .order_by("question_id", "source", "rank")
+        .values_list("question_id", "text", "source", "rank", "retrieval_score", "utterance_id")
+    )
+
+
+def test_the_same_data_gives_the_same_pools_on_freshly_built_indexes(demo):
+    # given pools built once
+    build()
+    first = pools_now()
+    # when the pools and both indexes are thrown away and everything is built again
+    false_candidates().delete()
+    QuestionRetrieval.objects.all().delete()
+    RetrievalIndex.objects.update(status=IndexStatus.FAILED)
+    build()
+    # then new index versions gave the very same pools: texts, sources, ranks and scores
+    assert RetrievalIndex.objects.filter(status=IndexStatus.READY).count() == 2
+    assert pools_now() == first and len(first) == 400
+
+
+def test_the_pools_do_not_depend_on_how_the_questions_were_batched(demo):
+    # given pools built 128 questions at a time (all 40 in one step)
+    build()
+    first = pools_now()
+    # when they are built again 7 questions at a time
+    false_candidates().delete()
+    QuestionRetrieval.objects.all().delete()
+    build(batch_size=7)
+    # then every pool is the same, scores included (each query's vector does not depend on its batch)
+    assert pools_now() == first
