@@ -4,6 +4,7 @@ Annotators have selectors_annotators, a dataset's state as the workspace shows i
 
 import random
 import secrets
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,39 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
     change; none at all once the ground truth is rejected (the question is dropped whatever its
     candidates score).
     """
-    rows = _question_score_counts(question_id=question_id, rules=rules)
+    rows = list(_score_counts(where="c.question_id = %s", params=[question_id], rules=rules))
+    return _open_ids(rows, dataset=dataset, rules=rules)
+
+
+def questions_still_open(*, dataset: Dataset, rules: FilterRules, question_ids: list[int] | None = None) -> set[int]:
+    """The dataset's questions (of ``question_ids``, or every one) with a response that still needs
+    scores (question_open_candidates for many questions: one query, in id order)."""
+    if question_ids is None:
+        where = f"c.question_id IN (SELECT id FROM {Question._meta.db_table} WHERE dataset_id = %s)"
+        return _still_open(_score_counts(where=where, params=[dataset.pk], rules=rules), dataset=dataset, rules=rules)
+    still_open = set()
+    for start in range(0, len(question_ids), 500):  # SQLite's bound on a statement's parameters
+        chunk = list(question_ids[start : start + 500])
+        where = f"c.question_id IN ({', '.join(['%s'] * len(chunk))})"
+        still_open |= _still_open(_score_counts(where=where, params=chunk, rules=rules), dataset=dataset, rules=rules)
+    return still_open
+
+
+def _still_open(rows: Iterable[dict], *, dataset: Dataset, rules: FilterRules) -> set[int]:
+    """The questions of ``rows`` (in question order) with a response that still needs scores."""
+    still_open, rows_of_question, current = set(), [], None
+    for row in rows:
+        if row["question_id"] != current:
+            if rows_of_question and _open_ids(rows_of_question, dataset=dataset, rules=rules):
+                still_open.add(current)
+            rows_of_question, current = [], row["question_id"]
+        rows_of_question.append(row)
+    if rows_of_question and _open_ids(rows_of_question, dataset=dataset, rules=rules):
+        still_open.add(current)
+    return still_open
+
+
+def _open_ids(rows: list[dict], *, dataset: Dataset, rules: FilterRules) -> list[int]:
     planned = dataset.annotators_per_item
     if not dataset.stops_adaptively:
         return [row["id"] for row in rows if row["n_scores"] < planned]
@@ -52,44 +85,40 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
     return open_ids
 
 
-def _question_score_counts(*, question_id: int, rules: FilterRules) -> list[dict]:
-    """Per response of one question: its scores, and how many meet each rule's score condition;
-    only counted scores (confirmed, of annotators whose scores are not excluded) count.
+def _score_counts(*, where: str, params: list, rules: FilterRules) -> Iterator[dict]:
+    """Per response (of the candidates ``where`` selects): its scores, and how many meet each rule's
+    score condition; only counted scores (confirmed, of annotators whose scores are not excluded)
+    count. In question and candidate order.
 
     Plain SQL because this runs twice for every unit handed out and taken back (the annotators' hot
     path): the ORM spent longer building the four filtered counts than the database took to run
     them. Portable SQL (SUM over CASE), the same on SQLite and PostgreSQL."""
     candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
     sql = f"""
-        SELECT c.id, c.is_ground_truth, COUNT(s.id),
+        SELECT c.id, c.question_id, c.is_ground_truth, COUNT(s.id),
                SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END),
                SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END),
                SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END)
         FROM {candidate} c
         LEFT JOIN ({score} s INNER JOIN {annotator} a ON a.id = s.annotator_id AND NOT a.scores_excluded)
           ON s.candidate_id = c.id AND s.counted
-        WHERE c.question_id = %s
-        GROUP BY c.id, c.is_ground_truth
-        ORDER BY c.id"""
-    params = [
-        rules.acceptable_min_score,
-        rules.ungrammatical_max_score,
-        rules.ground_truth_low_max_score,
-        question_id,
-    ]
+        WHERE {where}
+        GROUP BY c.id, c.question_id, c.is_ground_truth
+        ORDER BY c.question_id, c.id"""
+    rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [
-            {
-                "id": pk,
-                "is_ground_truth": bool(is_ground_truth),
-                "n_scores": n,
-                "n_acceptable": acceptable or 0,
-                "n_ungrammatical": ungrammatical or 0,
-                "n_low": low or 0,
-            }
-            for pk, is_ground_truth, n, acceptable, ungrammatical, low in cursor.fetchall()
-        ]
+        cursor.execute(sql, rule_params + params)
+        while rows := cursor.fetchmany(2000):  # a whole dataset streams through
+            for pk, question_id, is_ground_truth, n, acceptable, ungrammatical, low in rows:
+                yield {
+                    "id": pk,
+                    "question_id": question_id,
+                    "is_ground_truth": bool(is_ground_truth),
+                    "n_scores": n,
+                    "n_acceptable": acceptable or 0,
+                    "n_ungrammatical": ungrammatical or 0,
+                    "n_low": low or 0,
+                }
 
 
 def testset_dataset_get(*, name: str, adds: str) -> Dataset:

@@ -13,13 +13,13 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Candidate, DatasetTask, QuestionWork, Score
+from annotation.models import Candidate, Dataset, DatasetTask, Question, Score
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, decode_field, encoding_check, text_field_check
 from core.services.jobs import JobProgress
 
 from .annotators import annotator_label, annotators_by_label
-from .assignment import work_refresh
+from .assignment import works_refresh
 
 COLUMNS = ("question_id", "candidate_id", "annotator", "score")
 _MAX_ID = 2**63 - 1  # the databases' bigint
@@ -67,13 +67,16 @@ def _units_refresh(question_ids: set[int]) -> int:
     """Units of work (questions opened for annotation) whose new scores decide them are closed, as
     a submission would close them; returns how many closed. Questions not opened yet are left to
     annotation_open."""
-    closed = 0
+    by_dataset: dict[int, list[int]] = {}
     ids = sorted(question_ids)
     for start in range(0, len(ids), 1000):
-        opened = QuestionWork.objects.filter(question_id__in=ids[start : start + 1000], is_open=True)
-        for question_id in opened.values_list("question_id", flat=True):
-            closed += not work_refresh(question_id=question_id)
-    return closed
+        chunk = Question.objects.filter(pk__in=ids[start : start + 1000], work__is_open=True)
+        for dataset_id, question_id in chunk.values_list("dataset_id", "pk"):
+            by_dataset.setdefault(dataset_id, []).append(question_id)
+    return sum(
+        works_refresh(dataset=dataset, question_ids=by_dataset[dataset.pk])
+        for dataset in Dataset.objects.filter(pk__in=by_dataset)
+    )
 
 
 def _split(text: str, *, path: Path, line: int) -> list[str]:

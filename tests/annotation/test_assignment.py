@@ -4,6 +4,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, DatasetMembership, QuestionWork, Score
+from annotation.selectors import filter_rules_current, question_open_candidates
 from annotation.services.annotators_admin import annotator_block
 from annotation.services.assignment import annotation_open, leases_reclaim, unit_next
 from annotation.services.submission import Answer, unit_submit
@@ -210,3 +211,37 @@ def test_attention_checks_are_added_and_judged(dataset):
     assignment.refresh_from_db()
     assert (assignment.check_value, assignment.check_passed) == (4, False)
     assert Score.objects.filter(annotator=annotator).count() == 4  # the check is not a candidate score
+
+
+SCORE_PATTERNS = [
+    ([5, 5, 4, 5, 5], [[1, 1, 2, 1, 1]]),  # decided: ground truth passes, the candidate is kept
+    ([1, 1, 2, 1, 1], [[3, 3, 3]]),  # ground truth rejected: nothing left to score (adaptive)
+    ([5, 5, 5], [[1, 1, 1, 1, 1]]),  # the ground truth still needs scores
+    ([5, 5, 5, 5, 5], [[4, 4, 1]]),  # a candidate still open
+    ([5, 5, 5, 5, 5], [[4, 4, 4], [0, 0, 0]]),  # decided early: acceptable and ungrammatical
+]
+
+
+@pytest.mark.parametrize("adaptive", [True, False], ids=["adaptive", "every-score"])
+def test_opening_refreshes_every_unit_as_the_per_question_rule_does(scored_question, adaptive):
+    # given questions in every state of the rules, their scores given before the dataset was opened
+    dataset = DatasetFactory(name="mixed", adaptive_stopping=adaptive, attention_check_rate=0)
+    questions = [scored_question(dataset=dataset, gt=gt, false=false) for gt, false in SCORE_PATTERNS * 3]
+    # when it is opened (one refresh for the whole dataset)
+    annotation_open(dataset=dataset)
+    # then each unit is open exactly when the per-question rule says a response still needs scores
+    rules = filter_rules_current()
+    expected = {q.pk: bool(question_open_candidates(question_id=q.pk, dataset=dataset, rules=rules)) for q in questions}
+    assert dict(QuestionWork.objects.filter(dataset=dataset).values_list("question_id", "is_open")) == expected
+    assert len(set(expected.values())) == 2  # some open, some closed
+
+
+def test_opening_a_dataset_makes_the_same_number_of_queries_for_any_number_of_questions(
+    scored_question, django_assert_max_num_queries
+):
+    dataset = DatasetFactory(name="count", attention_check_rate=0)
+    for _ in range(30):
+        scored_question(dataset=dataset, gt=[5, 5, 5, 5, 5], false=[[1, 1, 1, 1, 1]])
+    with django_assert_max_num_queries(15):
+        annotation_open(dataset=dataset)
+    assert not QuestionWork.objects.filter(dataset=dataset, is_open=True).exists()
