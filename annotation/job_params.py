@@ -19,13 +19,21 @@ def dataset_step(name: str | None) -> NextStep | None:
     return NextStep(f"Open dataset {name}", reverse("dashboard-dataset", args=[name])) if name else None
 
 
+class DatasetNextStep:
+    """For a kind whose result names its dataset (``result["dataset"]``): the next step is the
+    dataset's page."""
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        return dataset_step(result["dataset"])
+
+
 def skipped_text(result: dict[str, Any], labels: dict[str, str]) -> str:
     """``3 blank, 1 too short`` from the result's non-zero ``skipped_*`` counts."""
     return ", ".join(f"{count(result[key])} {label}" for key, label in labels.items() if result.get(key))
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImportDialoguesParams(JobParams):
+class ImportDialoguesParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "import_dialogues"
     label: ClassVar[str] = "import dialogues"
 
@@ -52,12 +60,9 @@ class ImportDialoguesParams(JobParams):
             else f"{text}."
         )
 
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])
-
 
 @dataclass(frozen=True, kw_only=True)
-class ImportTestsetParams(JobParams):
+class ImportTestsetParams(DatasetNextStep, JobParams):
     """A released test set's TSV (and its human_scores.jsonl) imported as a dataset."""
 
     kind: ClassVar[str] = "import_testset"
@@ -75,12 +80,9 @@ class ImportTestsetParams(JobParams):
             f"and {count(result['scores'])} scores into dataset {result['dataset']} from {PurePath(self.path).name}."
         )
 
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])
-
 
 @dataclass(frozen=True, kw_only=True)
-class ImportHFTestsetParams(JobParams):
+class ImportHFTestsetParams(DatasetNextStep, JobParams):
     """A test set folder in the Hugging Face layout (export_testset --format hf) imported as a
     dataset and a frozen test set."""
 
@@ -97,9 +99,6 @@ class ImportHFTestsetParams(JobParams):
             f"{count(result['questions'])} questions ({count(result['derived_questions'])} derived), "
             f"{count(result['candidates'])} candidates, {count(result['scores'])} scores."
         )
-
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,7 +140,7 @@ class BuildTestsetParams(JobParams):
 
 
 @dataclass(frozen=True, kw_only=True)
-class QualityRefreshParams(JobParams):
+class QualityRefreshParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "quality_refresh"
     label: ClassVar[str] = "refresh quality and agreement"
 
@@ -153,12 +152,9 @@ class QualityRefreshParams(JobParams):
             f"annotators, Krippendorff's α {number(result['alpha'])}."
         )
 
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])
-
 
 @dataclass(frozen=True, kw_only=True)
-class LoadDemoParams(JobParams):
+class LoadDemoParams(DatasetNextStep, JobParams):
     """The demo data (annotation.services.demo): recorded as a job so that the job list shows what
     `load_demo` loaded, with a link to the demo dataset."""
 
@@ -172,6 +168,3 @@ class LoadDemoParams(JobParams):
         if not loaded:
             return "The demo data was present already; nothing was loaded."
         return "Loaded the demo: " + "; ".join(loaded) + "."
-
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])

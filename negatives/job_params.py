@@ -3,13 +3,13 @@
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from annotation.job_params import dataset_step, skipped_text
-from core.job_registry import JobParams, NextStep
+from annotation.job_params import DatasetNextStep, skipped_text
+from core.job_registry import JobParams
 from core.readable import count, percent
 
 
 @dataclass(frozen=True, kw_only=True)
-class GenerateNegativesParams(JobParams):
+class GenerateNegativesParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "generate_negatives"
     label: ClassVar[str] = "generate negatives (masked LM)"
     queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
@@ -42,6 +42,3 @@ class GenerateNegativesParams(JobParams):
             },
         )
         return f"{text}; questions {others}." if others else f"{text}."
-
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])

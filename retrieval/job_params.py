@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from annotation.job_params import dataset_step, skipped_text
+from annotation.job_params import DatasetNextStep, skipped_text
 from core.job_registry import JobParams, NextStep
 from core.readable import count
 
@@ -73,7 +73,7 @@ class BuildIndexesParams(JobParams):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BuildPoolsParams(JobParams):
+class BuildPoolsParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "build_pools"
     label: ClassVar[str] = "build candidate pools"
     queue: ClassVar[str] = "gpu"  # encodes ground truths (and builds missing indexes)
@@ -95,9 +95,6 @@ class BuildPoolsParams(JobParams):
             result, {"skipped_finished": "done before", "short_pools": "with a short pool", "failed": "failed"}
         )
         return f"{text}; questions {others}." if others else f"{text}."
-
-    def next_step(self, result: dict[str, Any]) -> NextStep | None:
-        return dataset_step(result["dataset"])
 
 
 def repository_step(name: str) -> NextStep:
