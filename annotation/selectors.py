@@ -67,6 +67,16 @@ def _still_open(rows: Iterable[dict], *, dataset: Dataset, rules: FilterRules) -
     return still_open
 
 
+def _dataset_score_counts(*, dataset: Dataset, rules: FilterRules) -> Iterator[dict]:
+    """candidate_score_counts as streamed rows: the filter preview, the test-set build and the pool
+    review read every response of a dataset, and the ORM's conversion of each row cost as much as
+    the query (measured: 0.37 s of 0.75 s for 110,000 candidates)."""
+    where = (
+        f"c.question_id IN (SELECT id FROM {Question._meta.db_table} WHERE dataset_id = %s AND derived_from_id IS NULL)"
+    )
+    return _score_counts(where=where, params=[dataset.pk], rules=rules)
+
+
 def _open_ids(rows: list[dict], *, dataset: Dataset, rules: FilterRules) -> list[int]:
     planned = dataset.annotators_per_item
     if not dataset.stops_adaptively:
@@ -95,7 +105,7 @@ def _score_counts(*, where: str, params: list, rules: FilterRules) -> Iterator[d
     them. Portable SQL (SUM over CASE), the same on SQLite and PostgreSQL."""
     candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
     sql = f"""
-        SELECT c.id, c.question_id, c.is_ground_truth, COUNT(s.id),
+        SELECT c.id, c.question_id, c.is_ground_truth, c.source, COUNT(s.id),
                SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END),
                SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END),
                SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END)
@@ -103,17 +113,18 @@ def _score_counts(*, where: str, params: list, rules: FilterRules) -> Iterator[d
         LEFT JOIN ({score} s INNER JOIN {annotator} a ON a.id = s.annotator_id AND NOT a.scores_excluded)
           ON s.candidate_id = c.id AND s.counted
         WHERE {where}
-        GROUP BY c.id, c.question_id, c.is_ground_truth
+        GROUP BY c.id, c.question_id, c.is_ground_truth, c.source
         ORDER BY c.question_id, c.id"""
     rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
     with connection.cursor() as cursor:
         cursor.execute(sql, rule_params + params)
         while rows := cursor.fetchmany(2000):  # a whole dataset streams through
-            for pk, question_id, is_ground_truth, n, acceptable, ungrammatical, low in rows:
+            for pk, question_id, is_ground_truth, source, n, acceptable, ungrammatical, low in rows:
                 yield {
                     "id": pk,
                     "question_id": question_id,
                     "is_ground_truth": bool(is_ground_truth),
+                    "source": source,
                     "n_scores": n,
                     "n_acceptable": acceptable or 0,
                     "n_ungrammatical": ungrammatical or 0,
@@ -178,7 +189,7 @@ def question_pools(*, dataset: Dataset, rules: FilterRules) -> dict[int, Questio
     """Decisions for every original question of the dataset, in question order."""
     planned = dataset.annotators_per_item
     pools: dict[int, QuestionPool] = {}
-    for row in candidate_score_counts(dataset=dataset, rules=rules).iterator(chunk_size=5000):
+    for row in _dataset_score_counts(dataset=dataset, rules=rules):
         pool = pools.get(row["question_id"])
         if pool is None:
             pool = pools[row["question_id"]] = QuestionPool(question_id=row["question_id"])
@@ -216,7 +227,7 @@ def candidate_decisions(*, dataset: Dataset, rules: FilterRules) -> list[Candida
     preview's rules, per candidate), in question then candidate order. One query."""
     planned = dataset.annotators_per_item
     decisions = []
-    for row in candidate_score_counts(dataset=dataset, rules=rules).iterator(chunk_size=5000):
+    for row in _dataset_score_counts(dataset=dataset, rules=rules):
         counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
         decide = decide_ground_truth if row["is_ground_truth"] else decide_false_candidate
         decisions.append(
