@@ -100,7 +100,7 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
     form = InviteForm(request.POST)
     if not form.is_valid():
-        return _invite_refused(request, dataset, form_error_text(form))
+        return dataset_page_refused(request, dataset, form_error_text(form))
     if form.cleaned_data["kind"] == "link":
         token = invite_link_token(dataset=dataset)
         request.session["invite_url"] = request.build_absolute_uri(reverse("invite-accept", args=[token]))
@@ -110,7 +110,7 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
             dataset=dataset, username=form.cleaned_data["username"], max_units=form.cleaned_data["max_units"]
         )
     except UserError as exc:
-        return _invite_refused(request, dataset, str(exc))
+        return dataset_page_refused(request, dataset, str(exc))
     username = user.get_username()
     if password:
         request.session["new_password"] = f"{username} / {password}"
@@ -118,8 +118,9 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     return redirect("dashboard-dataset", name=name)
 
 
-def _invite_refused(request: HttpRequest, dataset: Dataset, message: str) -> HttpResponse:
-    """The dashboard again, with what was wrong with the invitation (a 400: nothing was made)."""
+def dataset_page_refused(request: HttpRequest, dataset: Dataset, message: str) -> HttpResponse:
+    """The dataset's page again, with what was wrong with the request it posted (a 400: nothing was
+    changed): an invitation, a member to add."""
     messages.error(request, message)
     return _dataset_page(request, dataset, status=400)
 

@@ -13,7 +13,7 @@ from annotation.services.annotators_membership import member_remove, members_add
 from core.errors import UserError
 from core.forms import form_error_text
 
-from .dashboard import _dataset_page
+from .dashboard import dataset_page_refused
 
 
 @staff_member_required
@@ -23,12 +23,12 @@ def dashboard_members_add(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, name=name)
     form = MembersAddForm(request.POST)
     if not form.is_valid():
-        return _refused(request, dataset, form_error_text(form))
+        return dataset_page_refused(request, dataset, form_error_text(form))
     annotators = list(form.cleaned_data["annotators"])
     try:
         added = members_add(dataset=dataset, annotators=annotators, max_units=form.cleaned_data["max_units"])
     except UserError as exc:
-        return _refused(request, dataset, str(exc))
+        return dataset_page_refused(request, dataset, str(exc))
     names = ", ".join(str(a) for a in annotators)
     messages.info(request, f"{names} can now annotate {dataset.name} ({added} new member(s)).")
     return redirect("dashboard-dataset", name=name)
@@ -43,8 +43,3 @@ def dashboard_members_remove(request: HttpRequest, name: str, annotator_id: int)
     removal = member_remove(dataset=dataset, annotator=annotator)
     messages.info(request, removal.message(annotator=annotator, dataset=dataset))
     return redirect("dashboard-dataset", name=name)
-
-
-def _refused(request: HttpRequest, dataset: Dataset, message: str) -> HttpResponse:
-    messages.error(request, message)
-    return _dataset_page(request, dataset, status=400)
