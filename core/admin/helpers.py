@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import format_html
 
 from core.job_registry import JobParams
 from core.services.jobs import job_create
@@ -33,6 +34,13 @@ def permission_required_page(view: Callable, *, read: str, write: str | None = N
         return view(request, *args, **kwargs)
 
     return checked
+
+
+def job_link_html(job_id: int | None) -> str:
+    """A link to a job's page (``job #12``) for an admin column; empty without a job."""
+    if job_id is None:
+        return ""
+    return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[job_id]), job_id)
 
 
 def readable_result_html(result: dict) -> str:

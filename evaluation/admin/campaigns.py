@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin
+from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, job_link_html
 from core.readable import number
 from evaluation.models import Campaign, Generation, RandomTrialResult
 from evaluation.services.campaigns import campaign_start
@@ -45,9 +45,7 @@ class CampaignAdmin(CheckedInputAdmin):
     def job_link(self, obj):
         if obj.job_id is None:
             return ""
-        return format_html(
-            '<a href="{}">job #{}</a> ({})', reverse("job-detail", args=[obj.job_id]), obj.job_id, obj.job.status
-        )
+        return format_html("{} ({})", job_link_html(obj.job_id), obj.job.status)
 
     @admin.action(
         description="Run the selected campaigns (CHOSEN and pair evaluations, RANDOM trials, report)",

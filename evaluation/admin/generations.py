@@ -9,7 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Dataset
-from core.admin.helpers import ReadOnlyAdmin, permission_required_page, readable_result_html, render_form
+from core.admin.helpers import ReadOnlyAdmin, job_link_html, permission_required_page, readable_result_html, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
@@ -169,9 +169,7 @@ class GenerationAdmin(ReadOnlyAdmin):
 
     @admin.display(description="job")
     def job_link(self, obj):
-        if obj.job_id is None:
-            return ""
-        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
+        return job_link_html(obj.job_id)
 
     @admin.display(description="summary of the last job")
     def summary(self, obj):

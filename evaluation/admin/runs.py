@@ -2,10 +2,8 @@
 summary's columns, the job link and the cancel action; each admin starts its own runs."""
 
 from django.contrib import admin, messages
-from django.urls import reverse
-from django.utils.html import format_html
 
-from core.admin.helpers import ReadOnlyAdmin, readable_result_html
+from core.admin.helpers import ReadOnlyAdmin, job_link_html, readable_result_html
 from core.readable import interval, number
 from core.services.jobs import job_cancel
 
@@ -37,9 +35,7 @@ class ScoringRunAdmin(ReadOnlyAdmin):
 
     @admin.display(description="job")
     def job_link(self, obj):
-        if obj.job_id is None:
-            return ""
-        return format_html('<a href="{}">job #{}</a>', reverse("job-detail", args=[obj.job_id]), obj.job_id)
+        return job_link_html(obj.job_id)
 
     @admin.display(description="summary")
     def report(self, obj):
