@@ -30,7 +30,7 @@ from .allocator import keep_freed_memory
 from .base import CandidateScore, ContextTemplate
 from .body import PackedBody, packed_body
 from .chat import ChatTemplate
-from .packed import packed_batches, packed_scores, target_logprobs
+from .packed import packed_batches, packed_launch, packed_results, target_logprobs
 
 # causal fast paths: "packed" (one row per question, 4-D mask; see packed.py) or "kv-cache"
 # (the context's KV cache expanded to the candidate batch)
@@ -176,11 +176,16 @@ class LMScorer:
             return [[one(q.context, c) for c in q.candidates] for q in questions]
         results: list[list[CandidateScore] | None] = [None] * len(questions)
         if self.kind == "causal" and self.strategy == "packed":
+            # Every batch is queued before any result is read, so the host prepares batch i + 1
+            # while the device runs batch i (reading a result waits for the device).
+            launched = []
             for batch in packed_batches(questions, batch_tokens=self.batch_tokens):
-                scores = packed_scores(
-                    self.model, [questions[i] for i in batch], pad_id=self.pad_id, body=self.packed_body
+                chosen = [questions[i] for i in batch]
+                launched.append(
+                    (batch, chosen, packed_launch(self.model, chosen, pad_id=self.pad_id, body=self.packed_body))
                 )
-                for index, question in zip(batch, scores, strict=True):
+            for batch, chosen, sums in launched:
+                for index, question in zip(batch, packed_results(chosen, sums), strict=True):
                     results[index] = [_score(total, n) for total, n in question]
             return results  # type: ignore[return-value]
         for batch in self._batches(questions):

@@ -36,8 +36,21 @@ def packed_length(question) -> int:
     return len(question.context) + sum(len(c) - 1 for c in question.candidates)
 
 
-def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list[list[tuple[float, int]]]:
-    """Per question and candidate: (summed log-probability, number of tokens).
+def packed_results(questions: Sequence, sums: torch.Tensor) -> list[list[tuple[float, int]]]:
+    """The per-candidate sums of ``packed_launch`` as (summed log-probability, tokens) per question
+    (reading them waits for the device)."""
+    values = sums.tolist()
+    results, n = [], 0
+    for q in questions:
+        results.append([(values[n + k], len(c)) for k, c in enumerate(q.candidates)])
+        n += len(q.candidates)
+    return results
+
+
+def packed_launch(model, questions: Sequence, *, pad_id: int, body=None) -> torch.Tensor:
+    """Start scoring a batch: the summed log-probability of every candidate, in order, as a device
+    tensor. Nothing here waits for the device (inputs go through pinned memory), so the host
+    prepares the next batch while this one runs; ``packed_results`` reads the sums.
 
     ``body`` runs the transformer without its head: a ``PackedBody`` or a ``CompiledBody``, which
     take ``keep`` (default: ``model.base_model`` run in full)."""
@@ -77,22 +90,25 @@ def packed_scores(model, questions: Sequence, *, pad_id: int, body=None) -> list
     # read the context's last one): the last layer's MLP runs there only (body.py)
     keep = torch.unique(rows_t * width + predictors_t)
     hidden = body(
-        input_ids=ids.to(device),
-        attention_mask=mask.to(device),
-        position_ids=positions.to(device),
+        input_ids=_to(ids, device),
+        attention_mask=_to(mask, device),
+        position_ids=_to(positions, device),
         use_cache=False,
-        keep=keep.to(device),
+        keep=_to(keep, device),
     ).last_hidden_state
-    selected = hidden[rows_t.to(device), predictors_t.to(device)]
-    logprobs = target_logprobs(model.get_output_embeddings(), selected, torch.tensor(targets, device=device))
+    selected = hidden[_to(rows_t, device), _to(predictors_t, device)]
+    logprobs = target_logprobs(model.get_output_embeddings(), selected, _to(torch.tensor(targets), device))
     sums = torch.zeros(n, dtype=torch.float64, device=device)
-    sums.index_add_(0, torch.tensor(owners, device=device), logprobs.double())
-    sums = sums.tolist()
-    results, n = [], 0
-    for q in questions:
-        results.append([(sums[n + k], len(c)) for k, c in enumerate(q.candidates)])
-        n += len(q.candidates)
-    return results
+    sums.index_add_(0, _to(torch.tensor(owners), device), logprobs.double())
+    return sums
+
+
+def _to(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host tensor on ``device``. To a GPU through pinned memory: a copy from pageable memory
+    makes the host wait until the device has finished all the work queued before it."""
+    if device.type != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 def target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, *, chunk: int | None = None) -> torch.Tensor:
