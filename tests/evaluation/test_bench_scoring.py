@@ -47,3 +47,13 @@ def test_bench_selections_match_lm_eval_under_the_same_rule(shared_data):
     # the head at candidate positions only need over 2x fewer FLOPs than lm-eval's requests
     fewer = re.search(r"lm-eval at least [\d.]+ T: ([\d.]+)x fewer", out)
     assert fewer is not None and float(fewer.group(1)) > 2
+
+
+def test_bench_times_several_batch_budgets_and_profiles_on_one_scorer(shared_data):
+    # when two token budgets are timed and a profiled run follows
+    budgets = ["--batch-tokens", "64,512", "--profile"]
+    out = run_bench(shared_data, "--preset", "tiny-llama", "--questions", "12", "--no-lm-eval", *budgets)
+    # then each budget has its own report with its padding share, and the profile names operators
+    assert "64 tokens per batch" in out and "512 tokens per batch" in out
+    assert len(re.findall(r"of them padding", out)) == 2
+    assert "profile of one run" in out and "aten::" in out
