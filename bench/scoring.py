@@ -308,7 +308,7 @@ def main() -> None:
         f"questions: {len(questions)} x {len(questions[0][1])} candidates (DailyDialog test/validation, 3-turn context)"
     )
 
-    budgets = [int(b) or (32768 if args.device.startswith("cuda") else 2048) for b in args.batch_tokens.split(",")]
+    budgets = [int(b) or (16384 if args.device.startswith("cuda") else 2048) for b in args.batch_tokens.split(",")]
     scorer = LMScorer(
         model=model,
         tokenizer=tokenizer,

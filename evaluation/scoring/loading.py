@@ -78,6 +78,9 @@ def _build(system, *, device: str | None):
         max_context_tokens=system.max_context_tokens,
         max_candidate_tokens=system.max_candidate_tokens,
         eos_after_candidate=system.eos_after_candidate,
-        batch_tokens=32768 if model.device.type == "cuda" else 2048,
+        # On a GPU, 16 k tokens per batch: larger batches pad more (rows are cut from a list
+        # sorted by length) and gain nothing in the products; 1.27 B model on an H100, compiled:
+        # 56 % of the bf16 peak at 16 k (11 % padding), 50 % at 32 k (21 %), 43 % at 64 k (32 %).
+        batch_tokens=16384 if model.device.type == "cuda" else 2048,
         compile_model=system.compile_model,
     )
