@@ -24,7 +24,6 @@ from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
 from retrieval.selectors import index_current, lexical_backend_for
 
 logger = logging.getLogger(__name__)
-_ENCODE_CHUNK = 8192
 _KEEP_OLD_VERSIONS = 1  # a pool job may still read the previous version
 
 
@@ -159,7 +158,7 @@ def embeddings_build(
         for utterance_id, text in _rows(repository, top):
             ids.append(utterance_id)
             texts.append(text)
-            if len(ids) == _ENCODE_CHUNK:
+            if len(ids) == encoder.chunk:
                 writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
                 ids, texts = [], []
                 if progress:

@@ -86,6 +86,19 @@ SENTENCES = [
 
 
 @pytest.mark.slow
+def test_the_torch_encoders_own_batching_gives_sentence_transformers_embeddings(demo_texts):
+    # given texts of very different lengths (one past the model's 256-token limit, one empty)
+    texts = [*demo_texts, "", "word " * 400, "Yes."]
+    encoder = get_encoder(backend="torch")
+    # when our batching (sorted by length, small batches) and sentence-transformers' encode both run
+    ours = encoder.encode(texts, batch_size=3)
+    reference = encoder.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    # then each text gets the same embedding, in the texts' order
+    assert ours.shape == reference.shape
+    assert np.abs(ours - reference).max() < 1e-5
+
+
+@pytest.mark.slow
 def test_int8_onnx_embeddings_agree_with_the_float_model(demo_texts):
     # given the packaged all-MiniLM-L6-v2, run by sentence-transformers in float32 and by the int8 ONNX export
     reference = get_encoder(backend="torch").encode(demo_texts)
