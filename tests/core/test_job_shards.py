@@ -300,3 +300,10 @@ def test_a_cancel_while_the_job_waits_for_other_workers_cancels_it(running_shard
             phase="counting",
             unit="items",
         )
+
+
+def test_a_shard_handler_needs_its_kinds_handler():
+    from core.job_registry import job_kinds_register
+
+    with pytest.raises(ValueError, match="test_sharded"):
+        job_kinds_register({}, shard_handlers={ShardedParams: lambda params, job, shard, progress: {}})
