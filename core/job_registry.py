@@ -88,12 +88,17 @@ class JobParams:
 # handler(params, job, progress) -> result: the kind's JobParams, the core.models.Job row and its
 # core.services.jobs.JobProgress (not imported here: those modules import this one).
 Handler = Callable[[Any, Any, Any], dict]
+# shard_handler(params, job, shard, progress) -> result dict: one part of a sharded job's work, the
+# core.models.JobShard row (its ``params`` say which part) and a core.services.job_shards.ShardProgress.
+ShardHandler = Callable[[Any, Any, Any, Any], dict]
 
 
 @dataclass(frozen=True)
 class JobKind:
     params: type[JobParams]
     handler: Handler  # handler(params, job, progress) -> result dict
+    # The kind's work on one shard, for a handler that splits its work (core.services.job_shards).
+    shard_handler: ShardHandler | None = None
 
     @property
     def name(self) -> str:
@@ -111,23 +116,33 @@ class JobKind:
 _kinds: dict[str, JobKind] = {}
 
 
-def job_kind_register(*, params: type[JobParams], handler: Handler) -> JobKind:
-    """Declare a job kind. The same class again (a second ``ready()``) is registered again with
-    the handler given; another class under a taken name is an error."""
+def job_kind_register(
+    *, params: type[JobParams], handler: Handler, shard_handler: ShardHandler | None = None
+) -> JobKind:
+    """Declare a job kind (``shard_handler``: its work on one shard, when its handler splits the
+    work). The same class again (a second ``ready()``) is registered again with the handlers given;
+    another class under a taken name is an error."""
     if params.queue not in QUEUES:
         raise ValueError(f"job kind {params.kind!r}: queue must be one of {QUEUES}, not {params.queue!r}")
     existing = _kinds.get(params.kind)
     if existing is not None and existing.params is not params:
         raise ValueError(f"job kind {params.kind!r} is registered already by {existing.params.__module__}")
-    kind = JobKind(params=params, handler=handler)
+    kind = JobKind(params=params, handler=handler, shard_handler=shard_handler)
     _kinds[params.kind] = kind
     return kind
 
 
-def job_kinds_register(handlers: Mapping[type[JobParams], Handler]) -> None:
-    """Declare an app's job kinds, ``{params class: handler}`` (called from its AppConfig.ready())."""
+def job_kinds_register(
+    handlers: Mapping[type[JobParams], Handler], shard_handlers: Mapping[type[JobParams], ShardHandler] | None = None
+) -> None:
+    """Declare an app's job kinds, ``{params class: handler}``, and the shard handlers of those that
+    split their work (called from its AppConfig.ready())."""
+    shard_handlers = shard_handlers or {}
+    unknown = [params.kind for params in shard_handlers if params not in handlers]
+    if unknown:
+        raise ValueError(f"shard handlers for kinds without a handler: {', '.join(unknown)}")
     for params, handler in handlers.items():
-        job_kind_register(params=params, handler=handler)
+        job_kind_register(params=params, handler=handler, shard_handler=shard_handlers.get(params))
 
 
 def job_kind_unregister(name: str) -> None:

@@ -1,4 +1,5 @@
-"""Every background job (imports, builds, retrieval, evaluation) leaves a Job row.
+"""Every background job (imports, builds, retrieval, evaluation) leaves a Job row; a job whose work
+divides (candidate pools) has JobShard rows, one per part, that any worker may claim.
 
 The table keeps the name it was created with (``annotation_job``): the model moved here from the
 annotation app without touching the data (see docs/architecture.md).
@@ -14,6 +15,11 @@ from core.job_registry import job_kind_label
 def job_cache_key(job_id: int, what: str) -> str:
     """Cache key of a job's live progress, heartbeat or cancel flag."""
     return f"wellchosen:job:{job_id}:{what}"
+
+
+def job_shard_cache_key(job_id: int, number: int, what: str) -> str:
+    """Cache key of a shard's live progress or heartbeat."""
+    return f"wellchosen:job:{job_id}:shard:{number}:{what}"
 
 
 class JobStatus(models.TextChoices):
@@ -74,3 +80,53 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind_label} #{self.pk} ({self.status})"
+
+
+class JobShardStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+
+
+class JobShard(models.Model):
+    """One part of a job's work (a block of questions), planned once by the job's handler and run
+    by whichever worker claims it (core.services.job_shards). Claimed like a job: pending, or
+    running with a stale heartbeat (its worker died); only the attempt that claimed it may finish it."""
+
+    FINISHED = (JobShardStatus.SUCCEEDED, JobShardStatus.FAILED)
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="shards")
+    number = models.PositiveIntegerField()  # 0 .. n-1, in the order of the work
+    # What the kind's shard handler needs to find its part, e.g. {"first_id": .., "last_id": ..}.
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=JobShardStatus.choices, default=JobShardStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)  # host:pid of the attempt that claimed it last
+    total_count = models.PositiveBigIntegerField(default=0)
+    done_count = models.PositiveBigIntegerField(default=0)
+    failed_count = models.PositiveBigIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="job_shard_number_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in JobShardStatus]), name="job_shard_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status=JobShardStatus.PENDING) | Q(attempts__gte=1), name="job_shard_claimed_has_attempt"
+            ),
+        ]
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    def __str__(self) -> str:
+        return f"shard {self.number} of job #{self.job_id} ({self.status})"

@@ -13,7 +13,7 @@ from django.urls import NoReverseMatch
 from core import readable
 from core.errors import UserError
 from core.job_registry import job_kind_get
-from core.models import Job, JobStatus, job_cache_key
+from core.models import Job, JobShard, JobShardStatus, JobStatus, job_cache_key, job_shard_cache_key
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,44 @@ def job_live_progress(*, job: Job, now: float | None = None) -> dict:
     took = job.finished_at - job.started_at if job.started_at and job.finished_at else None
     values["took_seconds"] = took.total_seconds() if took is not None else None
     return values
+
+
+def job_shards_live(*, job_id: int) -> list[dict]:
+    """Each shard of a sharded job (none for another job), in order, as its worker last reported
+    it: the cache while it runs (a report inside a transaction reaches only the cache), the row
+    otherwise. Keys: number, status, attempts, worker, done, total, failed, error and
+    ``counts_text`` ("310 of 1,000")."""
+    rows = list(
+        JobShard.objects.filter(job_id=job_id)
+        .order_by("number")
+        .values("number", "status", "attempts", "worker", "done_count", "total_count", "failed_count", "error")
+    )
+    running = [r["number"] for r in rows if r["status"] == JobShardStatus.RUNNING]
+    keys = {number: job_shard_cache_key(job_id, number, "progress") for number in running}
+    live = cache.get_many(list(keys.values())) if keys else {}
+    shards = []
+    for row in rows:
+        counts = {**row, **(live.get(keys.get(row["number"], ""), {}))}
+        shards.append(
+            {
+                "number": row["number"],
+                "status": row["status"],
+                "attempts": row["attempts"],
+                "worker": row["worker"],
+                "done": counts["done_count"],
+                "total": counts["total_count"],
+                "failed": counts["failed_count"],
+                "error": row["error"],
+                "counts_text": f"{readable.count(counts['done_count'])} of {readable.count(counts['total_count'])}",
+            }
+        )
+    return shards
+
+
+def job_shards_totals(shards: list[dict]) -> tuple[int, int, int]:
+    """The job's done, total and failed counts: its shards' summed (a succeeded shard counts whole)."""
+    done = sum(s["total"] if s["status"] == JobShardStatus.SUCCEEDED else s["done"] for s in shards)
+    return done, sum(s["total"] for s in shards), sum(s["failed"] for s in shards)
 
 
 def _phase_view(phase: dict, *, now: float, running: bool) -> dict:

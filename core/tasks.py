@@ -1,7 +1,9 @@
-"""The Celery tasks of core: one that runs any job by id, and beat's sweep for stranded jobs."""
+"""The Celery tasks of core: one that runs any job by id, one that runs a shard of a sharded job,
+and beat's sweep for stranded jobs and shards."""
 
 from celery import shared_task
 
+from core.services.job_shards import job_shard_execute, job_shards_requeue_stale
 from core.services.jobs import job_execute, jobs_requeue_stale
 
 
@@ -11,8 +13,16 @@ def run_job(job_id: int) -> None:
     job_execute(job_id=job_id)
 
 
+@shared_task(acks_late=True)
+def run_job_shard(job_id: int, number: int) -> None:
+    """Run a shard of a running sharded job (services.job_shards.job_shard_execute)."""
+    job_shard_execute(job_id=job_id, number=number)
+
+
 @shared_task
 def jobs_requeue_stale_job() -> None:
     """Celery beat's periodic sweep (settings.CELERY_BEAT_SCHEDULE): a new message for each
-    running job whose worker died (services.jobs.jobs_requeue_stale)."""
+    running job, and each running shard of one, whose worker died (services.jobs.jobs_requeue_stale,
+    services.job_shards.job_shards_requeue_stale)."""
     jobs_requeue_stale()
+    job_shards_requeue_stale()

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from core.models import Job
-from core.selectors import job_live_progress, job_outcome, jobs_recent
+from core.selectors import job_live_progress, job_outcome, job_shards_live, jobs_recent
 from core.services.jobs import job_cancel
 
 
@@ -31,7 +31,12 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(
         request,
         "jobs/detail.html",
-        {"job": job, "live": job_live_progress(job=job), "outcome": job_outcome(job=job)},
+        {
+            "job": job,
+            "live": job_live_progress(job=job),
+            "outcome": job_outcome(job=job),
+            "shards": job_shards_live(job_id=job.pk),
+        },
     )
 
 
@@ -49,6 +54,7 @@ def job_status_json(request: HttpRequest, job_id: int) -> JsonResponse:
             "result": job.result,
             **job_live_progress(job=job),
             **job_outcome(job=job),
+            "shards": job_shards_live(job_id=job.pk),
         }
     )
 

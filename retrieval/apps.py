@@ -12,10 +12,10 @@ class RetrievalConfig(AppConfig):
         from core.job_registry import job_kinds_register
         from retrieval.admin import DATASET_POOLS_TOOL, POOL_REVIEW_LINK
         from retrieval.services.demo import demo_repository_and_pools
-        from retrieval.services.job_handlers import HANDLERS
+        from retrieval.services.job_handlers import HANDLERS, SHARD_HANDLERS
         from retrieval.workspace import POOLS_STEP
 
-        job_kinds_register(HANDLERS)
+        job_kinds_register(HANDLERS, shard_handlers=SHARD_HANDLERS)
         dataset_tool_register(DATASET_POOLS_TOOL)
         question_link_register(POOL_REVIEW_LINK)
         demo_step_register(demo_repository_and_pools)

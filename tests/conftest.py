@@ -9,6 +9,7 @@ from tests.tiny_models import (
     build_tiny_chat_gpt2,
     build_tiny_gpt2,
     build_tiny_mlm,
+    build_tiny_sentence_encoder,
     build_tiny_tokenizer,
 )
 
@@ -20,6 +21,12 @@ SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent 
 def tiny_tokenizer_dir(tmp_path_factory) -> Path:
     """A tokenizer trained on the test texts (tests that need a language model build a tiny one)."""
     return build_tiny_tokenizer(tmp_path_factory.mktemp("tiny-tokenizer"))
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
+    """A 2-layer sentence encoder with random weights: encoding thousands of texts takes seconds."""
+    return build_tiny_sentence_encoder(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-encoder"))
 
 
 @pytest.fixture(scope="session")

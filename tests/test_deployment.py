@@ -21,7 +21,7 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 
-APP_SERVICES = ("web", "worker", "beat", "gpu-worker")
+APP_SERVICES = ("web", "worker", "beat", "gpu-worker", "gpu-worker-1")
 ALL_SERVICES = (*APP_SERVICES, "postgres", "redis", "elasticsearch")
 
 # Variables the compose file interpolates: cleared so the tests see the file's defaults,
@@ -118,7 +118,7 @@ def compose(tmp_path_factory) -> Compose:
 @pytest.fixture(scope="module")
 def normalised(compose) -> dict:
     """`docker compose config` output with every profile enabled, parsed."""
-    result = compose.run("--profile", "gpu", "config")
+    result = compose.run("--profile", "gpu", "--profile", "gpus", "config")
     assert result.returncode == 0, f"{compose} config failed:\n{result.stderr}"
     return yaml.safe_load(result.stdout)
 
@@ -242,6 +242,40 @@ def test_gpu_worker_reserves_an_nvidia_gpu(services):
     assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
 
 
+def test_workers_scale_having_no_fixed_name_or_port(services):
+    # given the CPU and GPU workers (`docker compose up --scale worker=N` starts N of one)
+    for name in ("worker", "gpu-worker", "gpu-worker-1"):
+        # when their names and ports are read
+        # then none is fixed: replicas would collide on them
+        assert "container_name" not in services[name], name
+        assert not services[name].get("ports"), name
+
+
+def test_each_gpu_worker_is_pinned_to_a_device_of_its_own(services):
+    # given every GPU worker, with the profiles gpu and gpus
+    gpu_workers = sorted(name for name in services if name.startswith("gpu-worker"))
+    # when their device reservations and commands are read
+    pinned = {}
+    for name in gpu_workers:
+        (device,) = services[name]["deploy"]["resources"]["reservations"]["devices"]
+        assert device["driver"] == "nvidia" and "count" not in device, name
+        (pinned[name],) = device["device_ids"]
+        command = shlex.split(_command_text(services[name]["command"]))
+        assert command[command.index("-Q") + 1] == "gpu" and "--concurrency=1" in command, name
+    # then there are two, each on one GPU, no GPU shared, all taking the gpu queue one task at a time
+    assert gpu_workers == ["gpu-worker", "gpu-worker-1"]
+    assert len(set(pinned.values())) == len(gpu_workers), pinned
+
+
+def test_the_second_gpu_worker_needs_its_own_profile(compose):
+    # given the compose file with the gpu profile only
+    result = compose.run("--profile", "gpu", "config", "--services")
+    # then one GPU worker runs (a machine with one GPU), the second only with the gpus profile
+    assert result.returncode == 0, result.stderr
+    listed = set(result.stdout.split())
+    assert "gpu-worker" in listed and "gpu-worker-1" not in listed
+
+
 def test_every_service_has_a_healthcheck(services):
     # given every service
     for name in ALL_SERVICES:
@@ -332,7 +366,7 @@ def _queues_sent_to(environment: dict) -> set[str]:
 
 def test_every_job_kind_goes_to_a_queue_that_a_worker_consumes(services):
     # given the default profile (no GPU worker): the web server's environment and the workers there
-    default_profile = {name: s for name, s in services.items() if name != "gpu-worker"}
+    default_profile = {name: s for name, s in services.items() if not name.startswith("gpu-worker")}
     # then every job kind the apps register, and beat's periodic tasks, reach a worker
     assert _queues_sent_to(services["web"]["environment"]) <= _queues_consumed(default_profile)
     assert "default" in _queues_consumed(default_profile)

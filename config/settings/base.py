@@ -276,6 +276,12 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # A job whose worker died is taken over by a new or redelivered message once its heartbeat is
 # older than this (seconds); beat looks for such jobs as often.
 WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
+# A job whose work divides (candidate pools) is split into shards of this many units (questions),
+# which any worker may run (core.services.job_shards). The shards' boundaries do not change the
+# result, only how many workers can share the work and how much a killed worker loses.
+WELLCHOSEN_JOB_SHARD_SIZE = env_int("WELLCHOSEN_JOB_SHARD_SIZE", 1000)
+if WELLCHOSEN_JOB_SHARD_SIZE < 1:
+    raise ValueError(f"WELLCHOSEN_JOB_SHARD_SIZE must be at least 1, not {WELLCHOSEN_JOB_SHARD_SIZE}")
 # Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
 # that no worker took before the next one is dropped (expires), so a stopped worker finds one
 # message waiting, not a pile.

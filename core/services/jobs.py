@@ -44,12 +44,16 @@ def job_create(*, params: JobParams, created_by=None, enqueue: bool = True) -> J
     return job
 
 
-def job_enqueue(*, job_id: int, kind: str) -> None:
-    """Send the job's message once the surrounding transaction commits. Jobs that want a GPU
+def job_queue(kind: str) -> str:
+    """The Celery queue of a kind's messages (its job's and its shards'). Jobs that want a GPU
     (encoding a repository, scoring with a language model) go to settings.WELLCHOSEN_GPU_QUEUE."""
     queue = job_kind_get(kind).queue
-    if queue == "gpu":
-        queue = settings.WELLCHOSEN_GPU_QUEUE
+    return settings.WELLCHOSEN_GPU_QUEUE if queue == "gpu" else queue
+
+
+def job_enqueue(*, job_id: int, kind: str) -> None:
+    """Send the job's message, on its kind's queue, once the surrounding transaction commits."""
+    queue = job_queue(kind)
 
     def send() -> None:
         import_string(RUN_JOB_TASK).apply_async(args=[job_id], queue=queue)
@@ -248,7 +252,7 @@ def job_execute(*, job_id: int, parent: JobProgress | None = None) -> None:
         return
     progress = JobProgress(job, parent=parent)
     try:
-        with _beating(job_id):
+        with beating(key=job_cache_key(job_id, "heartbeat"), name=f"job-{job_id}"):
             kind = job_kind_get(job.kind)
             result = kind.handler(kind.params.from_json(job.params), job, progress)
     except JobCancelled:
@@ -270,8 +274,9 @@ def job_execute(*, job_id: int, parent: JobProgress | None = None) -> None:
 
 
 @contextmanager
-def _beating(job_id: int) -> Iterator[None]:
-    """Keep the job's cache heartbeat fresh from a thread while its handler runs.
+def beating(*, key: str, name: str) -> Iterator[None]:
+    """Keep a job's (or a shard's) cache heartbeat, at ``key``, fresh from a thread while its
+    handler runs.
 
     Progress reports beat too, but a step can run for minutes without one: loading and
     compiling a model (23-153 s measured), or one batch of a 1 B model on a CPU (about 4 min
@@ -287,13 +292,13 @@ def _beating(job_id: int) -> Iterator[None]:
         try:
             while not stop.wait(every):
                 try:
-                    cache.set(job_cache_key(job_id, "heartbeat"), timezone.now().timestamp(), timeout=None)
+                    cache.set(key, timezone.now().timestamp(), timeout=None)
                 except Exception:  # noqa: BLE001 - a cache outage must not end the job; its progress still beats
-                    logger.warning("job %s: heartbeat not written", job_id, exc_info=True)
+                    logger.warning("%s: heartbeat not written", name, exc_info=True)
         finally:
             cache.close()  # this thread's own cache connection (Django opens one per thread)
 
-    thread = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
+    thread = threading.Thread(target=beat, name=f"{name}-heartbeat", daemon=True)
     thread.start()
     try:
         yield

@@ -2,14 +2,19 @@
 
 from pathlib import Path
 
+from django.conf import settings
+
 from annotation.models import Repository
 from core.errors import UserError
-from core.models import Job
+from core.models import Job, JobShard
+from core.services.job_shards import ShardProgress, job_shards_run
 from core.services.jobs import JobProgress
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
 
 from .indexing import embeddings_build, lexical_index_build
-from .pools import PoolSettings, pools_build
+from .pool_shards import pool_reports_merge, pool_shards_plan
+from .pool_targets import pools_target_get
+from .pools import PoolSettings, pools_build_questions, pools_prepare
 from .repository_import import repository_import
 
 
@@ -45,19 +50,52 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
 
 
 def build_pools(params: BuildPoolsParams, job: Job, progress: JobProgress) -> dict:
-    settings = PoolSettings(
+    """The indexes here, then the questions in shards that any worker may run (build_pools_shard)."""
+    pool_settings = _pool_settings(params)
+    target = pools_prepare(
+        dataset_name=params.dataset,
+        repository_name=params.repository,
+        settings=pool_settings,
+        progress=progress,
+        job_id=job.pk,
+    )
+    reports = job_shards_run(
+        job=job,
+        progress=progress,
+        plan=lambda: pool_shards_plan(target=target, size=settings.WELLCHOSEN_JOB_SHARD_SIZE),
+        phase="retrieving candidates",
+        unit="questions",
+    )
+    if not reports:  # a dataset without questions
+        return pools_build_questions(target=target, settings=pool_settings, progress=progress, job_id=job.pk)
+    return pool_reports_merge(reports)
+
+
+def build_pools_shard(params: BuildPoolsParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One block of the pool job's questions, with the indexes the job prepared."""
+    target = pools_target_get(
+        dataset_name=params.dataset,
+        repository_name=params.repository,
+        lexical_index_id=shard.params["lexical_index"],
+        dense_index_id=shard.params["dense_index"],
+    )
+    return pools_build_questions(
+        target=target,
+        settings=_pool_settings(params),
+        exclude_datasets=params.exclude_datasets,
+        first_id=shard.params["first_id"],
+        last_id=shard.params["last_id"],
+        progress=progress,
+        job_id=job.pk,
+    )
+
+
+def _pool_settings(params: BuildPoolsParams) -> PoolSettings:
+    return PoolSettings(
         lexical=params.lexical,
         dense=params.dense,
         min_tokens=params.min_tokens,
         paraphrase_threshold=params.paraphrase_threshold,
-    )
-    return pools_build(
-        dataset_name=params.dataset,
-        repository_name=params.repository,
-        settings=settings,
-        exclude_datasets=params.exclude_datasets,
-        progress=progress,
-        job_id=job.pk,
     )
 
 
@@ -66,3 +104,5 @@ HANDLERS = {
     BuildIndexesParams: build_indexes,
     BuildPoolsParams: build_pools,
 }
+# Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
+SHARD_HANDLERS = {BuildPoolsParams: build_pools_shard}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
-from annotation.models import Candidate, CandidateSource, Question, Repository, Turn, Utterance
+from annotation.models import Candidate, CandidateSource, Repository, Turn, Utterance
 from annotation.selectors import testset_dataset_get
 from annotation.services.attention_checks import dataset_check_repository_adopt
 from core.errors import UserError
@@ -23,6 +23,7 @@ from retrieval.models import ExclusionReason, PoolStatus, QuestionRetrieval
 from retrieval.selectors import dense_index_for, lexical_backend_for
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.indexing import indexes_ensure
+from retrieval.services.pool_targets import PoolTarget, pool_questions
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,31 @@ def pools_build(
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
+    """Pools for every original question of the dataset, in this process (the pool job splits the
+    questions into shards instead: retrieval.services.pool_shards)."""
+    target = pools_prepare(
+        dataset_name=dataset_name, repository_name=repository_name, settings=settings, progress=progress, job_id=job_id
+    )
+    return pools_build_questions(
+        target=target,
+        settings=settings,
+        exclude_datasets=exclude_datasets,
+        batch_size=batch_size,
+        progress=progress,
+        job_id=job_id,
+    )
+
+
+def pools_prepare(
+    *,
+    dataset_name: str,
+    repository_name: str,
+    settings: PoolSettings,
+    progress: JobProgress | None = None,
+    job_id: int | None = None,
+) -> PoolTarget:
+    """The part of a pool build that does not divide: the checks, the dataset's attention-check
+    repository, and the indexes (built when missing or stale)."""
     dataset = testset_dataset_get(name=dataset_name, adds="retrieved candidates")
     repository = Repository.objects.filter(name=repository_name).first()
     if repository is None:
@@ -72,17 +98,36 @@ def pools_build(
     # The attention checks of a dataset come from the repository of its candidates, unless one was chosen.
     dataset_check_repository_adopt(dataset=dataset, repository=repository)
     lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress, job_id=job_id)
-    lexical, dense, encoder = lexical_backend_for(lexical_index), dense_index_for(dense_index), get_encoder()
-    versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_index.name.rsplit('/', 1)[-1]}"}
+    return PoolTarget(dataset, repository, lexical_index, dense_index)
+
+
+def pools_build_questions(
+    *,
+    target: PoolTarget,
+    settings: PoolSettings = PoolSettings(),
+    exclude_datasets: list[str] | None = None,
+    first_id: int | None = None,
+    last_id: int | None = None,
+    batch_size: int = 128,
+    progress: JobProgress | None = None,
+    job_id: int | None = None,
+) -> dict:
+    """Pools for the target's questions (those from ``first_id`` to ``last_id``, or all), in
+    committed batches, skipping questions whose pool is done. A question's pool depends on that
+    question alone, so any split of the questions gives the same pools."""
+    repository = target.repository
+    lexical, dense = lexical_backend_for(target.lexical_index), dense_index_for(target.dense_index)
+    encoder = get_encoder()
+    dense_name = target.dense_index.name.rsplit("/", 1)[-1]
+    versions = {"lexical": lexical.describe(), "dense": f"{encoder.name}:{dense_name}"}
     excluded = excluded_hashes(exclude_datasets or [])
 
+    questions = pool_questions(target=target, first_id=first_id, last_id=last_id)
     finished = QuestionRetrieval.objects.filter(repository=repository, status=PoolStatus.DONE).values("question_id")
-    pending = (
-        Question.objects.filter(dataset=dataset, derived_from__isnull=True).exclude(id__in=finished).order_by("id")
-    )
-    total = Question.objects.filter(dataset=dataset, derived_from__isnull=True).count()
+    pending = questions.exclude(id__in=finished).order_by("id")
+    total = questions.count()
     report = {
-        "dataset": dataset.name,
+        "dataset": target.dataset.name,
         "repository": repository.name,
         "questions": total,
         "skipped_finished": total - pending.count(),
@@ -96,12 +141,12 @@ def pools_build(
     done = report["skipped_finished"]
     if progress:
         progress.update(done=done, total=total, force=True, phase="retrieving candidates", unit="questions")
-    last_id = 0
+    last_seen = 0
     while True:
-        batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])
+        batch = list(pending.filter(id__gt=last_seen).values_list("id", "ground_truth", "context_id")[:batch_size])
         if not batch:
             break
-        last_id = batch[-1][0]
+        last_seen = batch[-1][0]
         _build_batch(
             batch,
             repository=repository,

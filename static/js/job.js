@@ -32,6 +32,17 @@
       const job = await response.json();
       const list = document.getElementById("job-phases");
       if (list && job.phases.length) list.replaceChildren(...job.phases.map(phaseItem));
+      (job.shards || []).forEach((shard) => {
+        const row = document.getElementById("job-shard-" + shard.number);
+        if (!row) return;
+        const cells = row.querySelectorAll("td");
+        const status = cells[1].querySelector("span");
+        status.textContent = shard.status;
+        status.className = "status status-" + shard.status;
+        cells[2].textContent = String(shard.attempts);
+        cells[3].textContent = shard.worker || "–";
+        cells[4].textContent = shard.counts_text;
+      });
       set("job-eta", job.eta || "");
       document.getElementById("job-eta-line").hidden = !job.eta;
       const status = document.getElementById("job-status");

@@ -1,8 +1,10 @@
 import pytest
 
+from config.celery import app as celery_app
 from core.job_registry import job_kind_register, job_kind_unregister
+from core.services.job_shards import ShardSpec, job_shards_run
 from core.services.jobs import job_create, job_execute
-from tests.core.scripted import ScriptedParams
+from tests.core.scripted import ScriptedParams, ShardedParams
 
 
 class ScriptedKind:
@@ -39,3 +41,63 @@ def execute(scripted_kind):
         job_execute(job_id=job.pk)
 
     return run
+
+
+class ShardedKind:
+    """The sharded test kind: its handler plans ``params.shards`` shards of ``params.size`` items,
+    runs them (core.services.job_shards) and sums their results; each shard counts its items,
+    reporting progress after each, and calls ``work(job, shard, progress, item)`` before it."""
+
+    def __init__(self) -> None:
+        self.work = lambda job, shard, progress, item: None
+        self.plans = 0
+        self.ran: list[int] = []  # shard numbers, in the order they ran here
+
+    def plan(self, params):
+        self.plans += 1
+        return [
+            ShardSpec({"first": n * params.size, "last": (n + 1) * params.size - 1}, total=params.size)
+            for n in range(params.shards)
+        ]
+
+    def run(self, params, job, progress) -> dict:
+        results = job_shards_run(
+            job=job, progress=progress, plan=lambda: self.plan(params), phase="counting", unit="items"
+        )
+        return {"items": sum(r["items"] for r in results), "shards": len(results)}
+
+    def run_shard(self, params, job, shard, progress) -> dict:
+        self.ran.append(shard.number)
+        items = range(shard.params["first"], shard.params["last"] + 1)
+        for done, item in enumerate(items, start=1):
+            self.work(job, shard, progress, item)
+            progress.update(done=done, total=len(items), force=True)
+        return {"items": len(items)}
+
+
+@pytest.fixture
+def sharded_kind():
+    """The sharded test kind (ShardedParams), registered for the test."""
+    kind = ShardedKind()
+    job_kind_register(params=ShardedParams, handler=kind.run, shard_handler=kind.run_shard)
+    yield kind
+    job_kind_unregister(ShardedParams.kind)
+
+
+@pytest.fixture
+def sent_shard_tasks(monkeypatch) -> list[tuple[str, str, list]]:
+    """Messages are sent (not eager) and recorded, ``(task path, queue, args)``, instead of reaching a broker."""
+    from core.services import job_shards
+
+    sent = []
+
+    class Task:
+        def __init__(self, path):
+            self.path = path
+
+        def apply_async(self, *, args, queue):
+            sent.append((self.path, queue, args))
+
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
+    monkeypatch.setattr(job_shards, "import_string", Task)
+    return sent

@@ -3,7 +3,6 @@ SIGKILL, the job taken over by a second worker, and a result exactly that of a r
 Redis (127.0.0.1:6379) is broker and cache, as deployed; without it the suite is skipped."""
 
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -54,13 +53,6 @@ def cluster(settings, monkeypatch, tmp_path, data_dir):
             keys = list(client.scan_iter(match=f"*{tag}*"))
             if keys:
                 client.delete(*keys)
-
-
-@pytest.fixture(scope="session")
-def tiny_encoder_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
-    from tests.tiny_models import build_tiny_sentence_encoder
-
-    return build_tiny_sentence_encoder(tiny_tokenizer_dir, tmp_path_factory.mktemp("tiny-encoder"))
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Retrieval jobs killed mid-run: candidate pools resume from their committed batches and end equal
 to a run that was never killed; an encoding is rebuilt whole and its store holds every utterance once."""
 
+import time
 from pathlib import Path
 
 import faiss
@@ -9,7 +10,7 @@ import pytest
 
 from annotation.models import Candidate, Utterance
 from annotation.services.dialogue_import import dialogues_import
-from core.models import Job
+from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create
 from retrieval.dense.store import EmbeddingStore
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams
@@ -18,6 +19,7 @@ from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
+from tests.worker_helpers import wait_finished
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -39,13 +41,13 @@ def pools(dataset: str) -> dict[int, list[tuple]]:
     return {line: sorted(candidates) for line, candidates in found.items()}
 
 
-def test_pools_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(cluster, tiny_encoder, tmp_path):
-    # given a repository with its indexes, and one dialogue file imported twice: a reference dataset
-    # whose pools are built here without interruption, and the dataset of the job
-    n = 1_200
-    import_repository(tmp_path, 3_000)
+def reference_and_job(folder: Path, n: int) -> tuple[dict, Job]:
+    """A repository with its indexes, and one dialogue file of ``n`` questions imported twice: a
+    reference dataset whose pools are built here without interruption, and the dataset of the
+    pool job returned (not sent)."""
+    import_repository(folder, 3_000)
     turns = sentences(4 * n, seed=11)
-    dialogues = tmp_path / "dialogues.txt"
+    dialogues = folder / "dialogues.txt"
     dialogues.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
     for name in ("reference", "killed"):
         dialogues_import(path=dialogues, fmt="dailydialog", dataset_name=name)
@@ -53,10 +55,28 @@ def test_pools_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(clu
     reference = pools_build(
         dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=1.0)
     )
-    indexes = RetrievalIndex.objects.count()
     job = job_create(
         params=BuildPoolsParams(dataset="killed", repository="subtitles", paraphrase_threshold=1.0), enqueue=False
     )
+    return reference, job
+
+
+def assert_pools_complete(n: int, reference: dict) -> None:
+    """Every pool is the one a run never killed built: no candidate lost, none twice."""
+    assert pools("killed") == pools("reference")
+    candidates = Candidate.objects.filter(question__dataset__name="killed", is_ground_truth=False)
+    assert candidates.count() == reference["candidates_added"] == 10 * n
+    assert candidates.values("question", "text_hash").distinct().count() == 10 * n
+    retrievals = QuestionRetrieval.objects.filter(question__dataset__name="killed")
+    assert (retrievals.count(), retrievals.filter(status=PoolStatus.DONE).count()) == (n, n)
+
+
+def test_pools_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(cluster, tiny_encoder, tmp_path):
+    # given a pool job of 1,200 questions in shards of 300, and a reference built without interruption
+    n = 1_200
+    reference, job = reference_and_job(tmp_path, n)
+    cluster.env["WELLCHOSEN_JOB_SHARD_SIZE"] = "300"
+    indexes = RetrievalIndex.objects.count()
     kept = {}
 
     def committed_batches_kept() -> None:
@@ -65,20 +85,59 @@ def test_pools_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(clu
         ).count()
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
 
-    # when its worker is killed part-way through the questions and a second worker takes it over
+    # when its only worker is killed part-way through the questions and a second worker takes it over
     job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
-    # then the second attempt built only the questions the first had not committed
+    # then the job kept its plan and built only the questions the first worker had not committed:
+    # its shards' reports add up to every question once, the committed ones skipped
     assert_succeeded_once(job)
-    assert job.result["skipped_finished"] == kept["done"]
-    assert job.result["built"] + kept["done"] == n
-    # and every pool is the one a run never killed built: no candidate lost, none twice
-    assert pools("killed") == pools("reference")
-    candidates = Candidate.objects.filter(question__dataset__name="killed", is_ground_truth=False)
-    assert candidates.count() == reference["candidates_added"] == 10 * n
-    assert candidates.values("question", "text_hash").distinct().count() == 10 * n
-    retrievals = QuestionRetrieval.objects.filter(question__dataset__name="killed")
-    assert (retrievals.count(), retrievals.filter(status=PoolStatus.DONE).count()) == (n, n)
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
+    assert job.result["built"] + job.result["skipped_finished"] == n
+    assert job.result["skipped_finished"] <= kept["done"]
+    assert_pools_complete(n, reference)
     assert RetrievalIndex.objects.count() == indexes  # the indexes were used, not rebuilt
+
+
+def test_a_worker_killed_mid_shard_loses_that_shards_uncommitted_work_only(cluster, tiny_encoder, tmp_path):
+    # given a pool job of 1,200 questions in shards of 300 on two workers
+    n = 1_200
+    reference, job = reference_and_job(tmp_path, n)
+    cluster.env["WELLCHOSEN_JOB_SHARD_SIZE"] = "300"
+    workers = [cluster.start_worker("one"), cluster.start_worker("two")]
+    cluster.enqueue(job)
+    # when the worker that does not hold the job is killed in the middle of a shard, with part of it committed
+    deadline = time.monotonic() + 90
+    while True:
+        holders = [w for w in workers if "core.tasks.run_job[" in w.log_text()]
+        if holders:
+            (holder,) = holders
+            helper = next(w for w in workers if w is not holder)
+            shard = JobShard.objects.filter(
+                job=job, status=JobShardStatus.RUNNING, worker__endswith=f":{helper.process.pid}", done_count__gt=0
+            ).first()
+            if shard is not None and shard.done_count <= shard.total_count - 128:  # a batch of 128 or more to go
+                break
+        if Job.objects.get(pk=job.pk).is_finished or time.monotonic() > deadline:
+            logs = "\n".join(w.log_text() for w in workers)
+            pytest.fail(f"no shard of the helper worker was caught mid-way:\n{logs}")
+        time.sleep(0.05)
+    helper.kill()
+    reported = shard.done_count
+    committed = QuestionRetrieval.objects.filter(
+        question__dataset__name="killed",
+        question__id__range=(shard.params["first_id"], shard.params["last_id"]),
+        status=PoolStatus.DONE,
+    ).count()
+    # then the job's own worker took that shard over and finished the job, never taken over itself
+    job = wait_finished(job.pk, timeout=120)
+    assert (job.status, job.attempts) == (JobStatus.SUCCEEDED, 1), job.error
+    shard.refresh_from_db()
+    assert (shard.status, shard.attempts) == (JobShardStatus.SUCCEEDED, 2)
+    assert shard.worker.endswith(f":{holder.process.pid}")
+    # and the second attempt skipped what the killed one had committed, and built the rest
+    assert shard.result["skipped_finished"] == committed >= reported > 0
+    assert shard.result["built"] == shard.total_count - committed
+    assert_pools_complete(n, reference)
 
 
 def test_an_encoding_killed_mid_repository_is_rebuilt_whole_with_every_utterance_once(cluster, tiny_encoder, tmp_path):

@@ -1,0 +1,159 @@
+"""The pool job in shards: two real worker processes share one job, and the pools are exactly those
+of a run in one process (texts, utterances, sources, ranks, scores and recorded exclusions)."""
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from annotation.models import Candidate
+from annotation.services.dialogue_import import dialogues_import
+from config.celery import app as celery_app
+from core.models import JobShard, JobShardStatus, JobStatus
+from core.services.jobs import job_create, job_execute
+from retrieval.job_params import BuildPoolsParams
+from retrieval.models import IndexKind, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.services.pool_shards import pool_reports_merge, pool_shards_plan
+from retrieval.services.pool_targets import pools_target_get
+from retrieval.services.pools import PoolSettings, pools_build
+from retrieval.services.repository_import import repository_import
+from tests.security.workerkill.corpus import sentences
+from tests.worker_helpers import filesystem_broker, send, wait_finished, worker_start
+
+pytestmark = pytest.mark.slow
+
+# Random encoder weights make most texts look alike: no paraphrase filter.
+NO_PARAPHRASE = 1.0
+
+
+@pytest.fixture
+def tiny_encoder(settings, tiny_encoder_dir):
+    """The tiny sentence encoder (ONNX int8) here and in the workers; its ONNX export is made here."""
+    from retrieval.dense.encoder import get_encoder
+
+    settings.WELLCHOSEN_EMBEDDING_MODEL = str(tiny_encoder_dir)
+    settings.WELLCHOSEN_EMBEDDING_BACKEND = "onnx-int8"
+    get_encoder()
+    return {"WELLCHOSEN_EMBEDDING_MODEL": str(tiny_encoder_dir), "WELLCHOSEN_EMBEDDING_BACKEND": "onnx-int8"}
+
+
+def two_datasets(folder: Path, n: int, *, repository: int) -> None:
+    """A repository, and one dialogue file imported twice: datasets "reference" and "sharded"."""
+    path = folder / "repository.txt"
+    path.write_text("\n".join(sentences(repository, seed=10)) + "\n")
+    repository_import(path=path, name="subtitles")
+    turns = sentences(4 * n, seed=11)
+    dialogues = folder / "dialogues.txt"
+    dialogues.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
+    for name in ("reference", "sharded"):
+        dialogues_import(path=dialogues, fmt="dailydialog", dataset_name=name)
+
+
+def pools(dataset: str) -> list[tuple]:
+    """Every false candidate of the dataset by its question's line: utterance, text, source, rank,
+    score (exact) and what each retriever found; and every question's recorded exclusions."""
+    candidates = Candidate.objects.filter(question__dataset__name=dataset, is_ground_truth=False).values_list(
+        "question__context__source_line", "utterance_id", "text", "source", "rank", "retrieval_score", "retrieval"
+    )
+    exclusions = QuestionRetrieval.objects.filter(question__dataset__name=dataset).values_list(
+        "question__context__source_line", "status", "pool_size", "exclusions"
+    )
+    return sorted((line, *(repr(v) for v in rest)) for line, *rest in candidates) + sorted(
+        (line, *(repr(v) for v in rest)) for line, *rest in exclusions
+    )
+
+
+@pytest.mark.django_db
+def test_the_plan_cuts_the_questions_into_blocks_of_consecutive_ids(tiny_encoder, tmp_path):
+    # given 10 questions and their indexes
+    two_datasets(tmp_path, 10, repository=200)
+    pools_build(dataset_name="reference", repository_name="subtitles", settings=PoolSettings(dense=0))
+    lexical = RetrievalIndex.objects.get(kind=IndexKind.LEXICAL).pk
+    dense = RetrievalIndex.objects.get(kind=IndexKind.DENSE).pk
+    target = pools_target_get(
+        dataset_name="sharded", repository_name="subtitles", lexical_index_id=lexical, dense_index_id=dense
+    )
+    # when they are planned in shards of 4
+    plan = pool_shards_plan(target=target, size=4)
+    # then three shards cover every question once, in id order, with the indexes to search
+    ids = list(target.dataset.questions.filter(derived_from__isnull=True).order_by("id").values_list("id", flat=True))
+    assert [(s.params["first_id"], s.params["last_id"], s.total) for s in plan] == [
+        (ids[0], ids[3], 4),
+        (ids[4], ids[7], 4),
+        (ids[8], ids[9], 2),
+    ]
+    assert {(s.params["lexical_index"], s.params["dense_index"]) for s in plan} == {(lexical, dense)}
+
+
+def test_the_shards_reports_add_up_to_the_jobs():
+    reports = [
+        {"dataset": "d", "repository": "r", "questions": 4, "built": 3, "failed": 1, "skipped_finished": 0},
+        {"dataset": "d", "repository": "r", "questions": 2, "built": 0, "failed": 0, "skipped_finished": 2},
+    ]
+    merged = pool_reports_merge(reports)
+    assert merged["dataset"] == "d" and (merged["questions"], merged["built"], merged["skipped_finished"]) == (6, 3, 2)
+
+
+@pytest.mark.django_db
+def test_a_pool_job_run_in_shards_here_builds_the_pools_of_a_run_in_one_piece(tiny_encoder, tmp_path, settings):
+    # given the same questions twice, and pools built for the first in one piece
+    two_datasets(tmp_path, 30, repository=400)
+    pools_build(
+        dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=NO_PARAPHRASE)
+    )
+    # when the second's pool job runs in shards of 7 questions (eager: this worker runs them all)
+    settings.WELLCHOSEN_JOB_SHARD_SIZE = 7
+    params = BuildPoolsParams(dataset="sharded", repository="subtitles", paraphrase_threshold=NO_PARAPHRASE)
+    job = job_create(params=params, enqueue=False)
+    job_execute(job_id=job.pk)
+    # then it ran 5 shards and built the very same pools
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert (job.result["built"], job.result["questions"], job.result["candidates_added"]) == (30, 30, 300)
+    assert JobShard.objects.filter(job=job, status=JobShardStatus.SUCCEEDED).count() == 5
+    assert pools("sharded") == pools("reference")
+    assert job.phases[-1]["name"] == "retrieving candidates" and job.phases[-1]["done"] == 30
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_share_a_pool_job_and_build_the_pools_of_one_worker(tiny_encoder, tmp_path, data_dir, monkeypatch):
+    # given the same 600 questions twice, and pools built for the first in one piece, in this process
+    n = 600
+    two_datasets(tmp_path, n, repository=3_000)
+    pools_build(
+        dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=NO_PARAPHRASE)
+    )
+    # and two worker processes on one queue, which split pool jobs into shards of 40 questions
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
+    broker = filesystem_broker(data_dir)
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    env = {**tiny_encoder, "WELLCHOSEN_JOB_SHARD_SIZE": "40", "WELLCHOSEN_GPU_QUEUE": queue}
+    workers = [
+        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
+        for name in (f"one-{queue}", f"two-{queue}")
+    ]
+    try:
+        # when the second dataset's pool job is sent to them
+        job = job_create(
+            params=BuildPoolsParams(dataset="sharded", repository="subtitles", paraphrase_threshold=NO_PARAPHRASE),
+            enqueue=False,
+        )
+        send(job.pk, broker=broker, queue=queue)
+        job = wait_finished(job.pk, timeout=240)
+    finally:
+        for worker in workers:
+            worker.stop()
+    # then the job succeeded, its 15 shards each once, and both workers ran some of them
+    logs = "\n".join(w.log_text()[-3000:] for w in workers)
+    assert job.status == JobStatus.SUCCEEDED, f"{job.error}\n{logs}"
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 15 and set(shards.values_list("status", "attempts")) == {(JobShardStatus.SUCCEEDED, 1)}
+    pids = {int(worker.split(":")[-1]) for worker in shards.values_list("worker", flat=True)}
+    assert pids == {w.process.pid for w in workers}, f"shards ran on {pids} only\n{logs}"
+    assert pids != {os.getpid()}
+    # and every pool is byte for byte the one-process run's: utterances, ranks, scores and exclusions
+    assert pools("sharded") == pools("reference")
+    assert (job.result["built"], job.result["candidates_added"]) == (n, 10 * n)
+    retrievals = QuestionRetrieval.objects.filter(question__dataset__name="sharded")
+    assert retrievals.filter(status=PoolStatus.DONE).count() == n
