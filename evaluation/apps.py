@@ -10,9 +10,9 @@ class EvaluationConfig(AppConfig):
         from annotation.workspace import workspace_step_register
         from core.job_registry import job_kinds_register
         from evaluation.services.demo import demo_baseline_system
-        from evaluation.services.job_handlers import HANDLERS
+        from evaluation.services.job_handlers import HANDLERS, SHARD_HANDLERS
         from evaluation.workspace import EVALUATIONS_STEP
 
-        job_kinds_register(HANDLERS)
+        job_kinds_register(HANDLERS, shard_handlers=SHARD_HANDLERS)
         demo_step_register(demo_baseline_system)
         workspace_step_register(EVALUATIONS_STEP)

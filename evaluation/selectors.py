@@ -61,10 +61,12 @@ def items_with_texts(*, item_ids: list[int]) -> list[dict]:
 
 
 def candidate_results(*, evaluation: Evaluation) -> list[dict]:
-    """One row per scored candidate: question, loss, summed log-prob, ground truth or not, source."""
+    """One row per scored candidate: question, loss, summed log-prob, ground truth or not, source;
+    in the test set's order (not the order the results were written in, which depends on which
+    worker scored what), so that the bootstrap intervals computed from them do not."""
     return list(
         CandidateResult.objects.filter(question__evaluation=evaluation)
-        .order_by("question_id", "candidate__position")
+        .order_by("question__item__position", "candidate__position")
         .values(
             "question_id",
             "loss",

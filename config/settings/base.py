@@ -282,6 +282,12 @@ WELLCHOSEN_JOB_STALE_AFTER = env_int("WELLCHOSEN_JOB_STALE_AFTER", 300)
 WELLCHOSEN_JOB_SHARD_SIZE = env_int("WELLCHOSEN_JOB_SHARD_SIZE", 1000)
 if WELLCHOSEN_JOB_SHARD_SIZE < 1:
     raise ValueError(f"WELLCHOSEN_JOB_SHARD_SIZE must be at least 1, not {WELLCHOSEN_JOB_SHARD_SIZE}")
+# An evaluation job's shards, in test-set questions (rounded up to whole batches of the job's
+# batch_questions). Larger than the pool job's: a worker that joins loads the system's model first
+# (23-153 s measured; once per process), so a shard should hold minutes of scoring, not seconds.
+WELLCHOSEN_EVALUATION_SHARD_SIZE = env_int("WELLCHOSEN_EVALUATION_SHARD_SIZE", 2048)
+if WELLCHOSEN_EVALUATION_SHARD_SIZE < 1:
+    raise ValueError(f"WELLCHOSEN_EVALUATION_SHARD_SIZE must be at least 1, not {WELLCHOSEN_EVALUATION_SHARD_SIZE}")
 # Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
 # that no worker took before the next one is dropped (expires), so a stopped worker finds one
 # message waiting, not a pile.

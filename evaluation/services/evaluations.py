@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.models import TestSet
 from core.errors import UserError
 from core.models import Job
+from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluateParams
 from evaluation.metrics.accuracy import accuracy_summary
@@ -20,6 +21,7 @@ from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, Que
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
+from evaluation.services.evaluation_shards import evaluation_shard_size, evaluation_shards_plan
 from evaluation.services.tracking import run_tracked, tracked_job_start
 
 
@@ -68,14 +70,30 @@ def evaluation_run(
     progress: JobProgress | None = None,
     batch_questions: int = EvaluateParams.default("batch_questions"),
     device: str | None = None,
+    job: Job | None = None,
 ) -> dict:
-    """Score every unanswered question of the test set, then summarise. Returns the summary."""
+    """Score every unanswered question of the test set, then summarise. Returns the summary.
+
+    With its ``job`` (and the job's progress), the questions are scored in shards that any worker
+    on the job's queue may run (evaluation_shard_score); without, here in one piece. Either way the
+    summary is computed from the stored results once every question has one."""
     evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()
     if evaluation is None:
         raise UserError(f"no evaluation #{evaluation_id}")
     system = evaluation.system
     with run_tracked(Evaluation, evaluation.pk, system_version=system.updated_at):
-        _score_pending(evaluation, progress=progress, batch_questions=batch_questions, device=device)
+        if job is not None and progress is not None:
+            size = evaluation_shard_size(batch_questions=batch_questions)
+            job_shards_run(
+                job=job,
+                progress=progress,
+                plan=lambda: evaluation_shards_plan(evaluation=evaluation, size=size),
+                phase="scoring questions",
+                unit="questions",
+            )
+        else:
+            _score_pending(evaluation, progress=progress, batch_questions=batch_questions, device=device)
+        _check_complete(evaluation)
         summary = evaluation_summary(evaluation=evaluation)
     Evaluation.objects.filter(pk=evaluation.pk).update(
         status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
@@ -83,14 +101,39 @@ def evaluation_run(
     return summary
 
 
-def _score_pending(evaluation: Evaluation, *, progress, batch_questions: int, device: str | None) -> None:
-    total = evaluation.testset.items.count()
-    pending = list(pending_items(evaluation=evaluation).values_list("id", flat=True))
+def evaluation_shard_score(
+    *,
+    evaluation_id: int,
+    first_position: int,
+    last_position: int,
+    batch_questions: int,
+    device: str | None = None,
+    progress=None,
+) -> dict:
+    """One shard of an evaluation job: score the questions at test-set positions ``first_position``
+    to ``last_position`` that have no result yet (those done are skipped). Returns its counts."""
+    evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()
+    if evaluation is None:
+        raise UserError(f"no evaluation #{evaluation_id}")
+    positions = {"position__gte": first_position, "position__lte": last_position}
+    return _score_pending(
+        evaluation, progress=progress, batch_questions=batch_questions, device=device, positions=positions
+    )
+
+
+def _score_pending(
+    evaluation: Evaluation, *, progress, batch_questions: int, device: str | None, positions: dict | None = None
+) -> dict:
+    """Score the questions without a result (of the positions given, else all), in committed batches."""
+    positions = positions or {}
+    total = evaluation.testset.items.filter(**positions).count()
+    pending = list(pending_items(evaluation=evaluation).filter(**positions).values_list("id", flat=True))
     done = total - len(pending)
+    report = {"questions": total, "skipped_finished": done, "scored": len(pending)}
     if progress:
         progress.update(done=done, total=total, force=True, phase="scoring questions", unit="questions")
     if not pending:
-        return
+        return report
     scorer = scorer_for(evaluation.system, device=device)  # loaded once per worker process
     for start in range(0, len(pending), batch_questions):
         items = items_with_texts(item_ids=pending[start : start + batch_questions])
@@ -102,6 +145,14 @@ def _score_pending(evaluation: Evaluation, *, progress, batch_questions: int, de
         done += len(items)
         if progress:
             progress.update(done=done, total=total, force=True)
+    return report
+
+
+def _check_complete(evaluation: Evaluation) -> None:
+    """Every question of the test set has its result (one each: questionresult_unique_item)."""
+    missing = pending_items(evaluation=evaluation).count()
+    if missing:
+        raise UserError(f"evaluation #{evaluation.pk}: {missing} questions of the test set have no result")
 
 
 def _save(evaluation: Evaluation, items: list[dict], scores: list[list[CandidateScore]]) -> None:

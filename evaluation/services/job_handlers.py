@@ -1,18 +1,35 @@
 """What the evaluation app's job kinds run: their typed parameters handed to the service."""
 
-from core.models import Job
+from core.models import Job, JobShard
+from core.services.job_shards import ShardProgress
 from core.services.jobs import JobProgress
 from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateParams, GenerateParams
 
 from .campaigns import campaign_run
-from .evaluations import evaluation_run
+from .evaluations import evaluation_run, evaluation_shard_score
 from .generations import generation_run
 from .pair_evaluations import pair_evaluation_run
 
 
 def evaluate(params: EvaluateParams, job: Job, progress: JobProgress) -> dict:
+    """The test set's questions in shards that any worker may run (evaluate_shard), then the
+    summary from the stored results. Inside a campaign's job too: its shards are the
+    evaluation job's own."""
     return evaluation_run(
         evaluation_id=params.evaluation_id,
+        batch_questions=params.batch_questions,
+        device=params.device,
+        progress=progress,
+        job=job,
+    )
+
+
+def evaluate_shard(params: EvaluateParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One block of the evaluation job's questions."""
+    return evaluation_shard_score(
+        evaluation_id=params.evaluation_id,
+        first_position=shard.params["first_position"],
+        last_position=shard.params["last_position"],
         batch_questions=params.batch_questions,
         device=params.device,
         progress=progress,
@@ -43,3 +60,5 @@ HANDLERS = {
     GenerateParams: generate,
     CampaignParams: campaign,
 }
+# Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
+SHARD_HANDLERS = {EvaluateParams: evaluate_shard}
