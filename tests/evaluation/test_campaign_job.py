@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from core.models import Job, JobStatus
+from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
@@ -89,6 +89,20 @@ def test_campaign_job_evaluates_runs_random_trials_and_reports(setup):
     assert report["box_plot_svg"].startswith("<svg")
     assert set(report["breakdown"]["per_label"]["off-topic"]) == {"tiny", "shortest", "longest"}
     assert set(report["breakdown"]["per_source"]) == {"dense", "lexical"}
+
+
+def test_the_evaluations_of_a_campaign_run_in_shards_of_their_own_jobs(setup):
+    # given a campaign of two systems, none evaluated yet
+    campaign = rated_campaign(*setup, ["shortest", "longest"])
+    # when the campaign job runs them inside it
+    job = run(campaign)
+    # then each evaluation's own job scored its test set in a shard, and the campaign showed it
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    for evaluation in Evaluation.objects.select_related("job"):
+        shards = JobShard.objects.filter(job=evaluation.job)
+        assert list(shards.values_list("status", "total_count")) == [(JobShardStatus.SUCCEEDED, 6)]
+        assert evaluation.job.status == JobStatus.SUCCEEDED and evaluation.summary["questions"] == 6
+        assert f"job #{evaluation.job.pk}: scoring questions" in [phase["name"] for phase in job.phases]
 
 
 def test_a_second_run_reuses_evaluations_and_trials(setup):
