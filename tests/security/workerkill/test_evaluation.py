@@ -9,7 +9,7 @@ import pytest
 
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_import import testset_import
-from core.models import Job
+from core.models import Job, JobShard, JobShardStatus
 from evaluation.models import CandidateResult, EvaluationStatus, GeneratedResponse, PairResult, QuestionResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.selectors import items_with_texts
@@ -42,10 +42,12 @@ def gpt(db, filter_rules, tiny_gpt2_dir):
 
 
 def test_an_evaluation_killed_mid_test_set_resumes_and_scores_every_question_once(cluster, gpt, tmp_path):
-    # given a test set of 400 questions and a tiny GPT-2, scored 20 questions per committed batch
+    # given a test set of 400 questions and a tiny GPT-2, scored 20 questions per committed batch,
+    # in shards of 100 questions
     n = 400
     scored_dataset(tmp_path, n)
     testset = testset_build(dataset_name="killed", name="r1")
+    cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "100"
     evaluation, job = evaluation_start(
         testset_name="r1", system_name="gpt", enqueue=False, batch_questions=20, device="cpu"
     )
@@ -58,8 +60,10 @@ def test_an_evaluation_killed_mid_test_set_resumes_and_scores_every_question_onc
 
     # when its worker is killed part-way and a second worker takes the job over
     job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
-    # then the evaluation succeeded once, with one result per question and per candidate
+    # then the evaluation succeeded once, its plan kept, with one result per question and per candidate
     assert_succeeded_once(job)
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
     evaluation.refresh_from_db()
     assert evaluation.status == EvaluationStatus.SUCCEEDED and evaluation.summary["questions"] == n
     results = QuestionResult.objects.filter(evaluation=evaluation)
