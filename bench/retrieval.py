@@ -80,7 +80,7 @@ def main() -> None:
     from rank_bm25 import BM25Okapi
 
     from retrieval.dense.encoder import get_encoder
-    from retrieval.dense.search_index import DenseIndex, faiss_index_build
+    from retrieval.dense.search_index import faiss_index_build, faiss_index_open
     from retrieval.dense.store import EmbeddingStoreWriter
     from retrieval.lexical.tantivy_backend import TantivyBackend, english_analyzer
 
@@ -167,11 +167,13 @@ def main() -> None:
         block = vectors[rng.integers(0, len(vectors), n)] + rng.normal(0, 0.02, (n, encoder.dim)).astype(np.float32)
         writer.append(np.arange(start_row, start_row + n), block / np.linalg.norm(block, axis=1, keepdims=True))
     store = writer.close()
+    (work / "exact").mkdir()
+    (work / "hnsw").mkdir()
     with PeakRSS() as memory:
         start = time.perf_counter()
-        kind = faiss_index_build(store, exact_max=2_000_000, path=work / "faiss.index")
+        kind = faiss_index_build(store, folder=work / "exact", tier="exact")["factory"]
         faiss_build_s = time.perf_counter() - start
-        index = DenseIndex(store, work / "faiss.index")
+        index = faiss_index_open(store, work / "exact")
         query_vectors = encoder.encode(queries[: args.faiss_queries])
         start = time.perf_counter()
         index.search(query_vectors, k=10)
@@ -181,9 +183,9 @@ def main() -> None:
     _, exact_ids = index.search(query_vectors, k=10)
     with PeakRSS() as memory:
         start = time.perf_counter()
-        kind = faiss_index_build(store, exact_max=0, path=work / "hnsw.index")
+        kind = faiss_index_build(store, folder=work / "hnsw", tier="hnsw")["factory"]
         hnsw_build_s = time.perf_counter() - start
-        hnsw = DenseIndex(store, work / "hnsw.index")
+        hnsw = faiss_index_open(store, work / "hnsw")
         start = time.perf_counter()
         _, hnsw_ids = hnsw.search(query_vectors, k=10)
         hnsw_s = time.perf_counter() - start

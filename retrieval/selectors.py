@@ -11,9 +11,9 @@ from annotation.rules import FalseDecision, GroundTruthDecision
 from annotation.selectors import CandidateDecision, candidate_decisions, dialogue_turns_display
 from core import readable
 from core.errors import UserError
+from retrieval.dense.backends import dense_backend
+from retrieval.dense.base import DenseIndex
 from retrieval.dense.encoder import get_encoder
-from retrieval.dense.search_index import DenseIndex
-from retrieval.dense.store import EmbeddingStore
 from retrieval.lexical.base import LexicalBackend
 from retrieval.models import ExclusionReason, IndexKind, IndexStatus, QuestionRetrieval, RetrievalIndex
 
@@ -23,12 +23,15 @@ _lock = threading.Lock()
 
 def index_current(*, repository: Repository, kind: str) -> RetrievalIndex | None:
     """The newest ready index of that kind built from the repository's present content (and, for
-    embeddings, with the configured model); None when there is none."""
+    embeddings, with the configured model and dense search backend); None when there is none."""
     candidates = RetrievalIndex.objects.filter(
         repository=repository, kind=kind, status=IndexStatus.READY, content_version=repository.content_version
     ).order_by("-version")
     for index in candidates:
-        if kind == IndexKind.DENSE and index.backend != get_encoder().name:
+        if kind == IndexKind.DENSE and (
+            index.backend != get_encoder().name
+            or index.params.get("search", "faiss") != settings.WELLCHOSEN_DENSE_SEARCH
+        ):
             continue
         if kind == IndexKind.LEXICAL and index.backend != (
             "elasticsearch" if settings.ELASTICSEARCH_URL else "tantivy"
@@ -58,8 +61,9 @@ def dense_index_for(index: RetrievalIndex) -> DenseIndex:
     key = ("dense", index.name)
     with _lock:
         if key not in _open:
-            folder = Path(index.name)
-            _open[key] = DenseIndex(EmbeddingStore(folder / "store"), folder / "faiss.index")
+            _open[key] = dense_backend(index.params.get("search", "faiss")).open(
+                folder=Path(index.name), params=index.params
+            )
         return _open[key]
 
 

@@ -34,7 +34,16 @@ WELLCHOSEN_EMBEDDING_BACKEND = env_str("WELLCHOSEN_EMBEDDING_BACKEND", "auto")  
 WELLCHOSEN_EMBEDDING_DTYPE = env_str("WELLCHOSEN_EMBEDDING_DTYPE", "float16")  # float16 | int8 on disk
 WELLCHOSEN_ENCODER_THREADS = env_int("WELLCHOSEN_ENCODER_THREADS", 0)  # 0: all cores
 WELLCHOSEN_MODEL_CACHE_DIR = env_str("WELLCHOSEN_MODEL_CACHE_DIR", "")  # exported ONNX models; default DATA_DIR/models
+# Dense search: FAISS on the worker (exact up to EXACT_MAX, HNSW up to HNSW_MAX, IVF-PQ above) or
+# kNN on the Elasticsearch cluster at ELASTICSEARCH_URL (docs/annotation.md, bench/README.md).
+WELLCHOSEN_DENSE_SEARCH = env_str("WELLCHOSEN_DENSE_SEARCH", "faiss")  # faiss | elasticsearch
 WELLCHOSEN_FAISS_EXACT_MAX = env_int("WELLCHOSEN_FAISS_EXACT_MAX", 2_000_000)  # exact search up to, HNSW above
+WELLCHOSEN_FAISS_HNSW_MAX = env_int("WELLCHOSEN_FAISS_HNSW_MAX", 10_000_000)  # HNSW up to, IVF-PQ above
+WELLCHOSEN_FAISS_PQ_BYTES = env_int("WELLCHOSEN_FAISS_PQ_BYTES", 48)  # IVF-PQ code size per vector
+WELLCHOSEN_FAISS_NPROBE = env_int("WELLCHOSEN_FAISS_NPROBE", 64)  # IVF lists scanned per query (bench: recall@10 0.93)
+# Approximate searches (IVF-PQ, Elasticsearch kNN) re-score k x RERANK candidates from the store.
+WELLCHOSEN_DENSE_RERANK = env_int("WELLCHOSEN_DENSE_RERANK", 8)
+WELLCHOSEN_ES_VECTOR_INDEX = env_str("WELLCHOSEN_ES_VECTOR_INDEX", "auto")  # auto | int8_hnsw | bbq_hnsw
 # Negatives. The masked LM that manipulates ground truths (and the base that finetune_mlm
 # starts from): a local directory, never downloaded; unset, --mlm must name one.
 WELLCHOSEN_MLM_MODEL = env_str("WELLCHOSEN_MLM_MODEL", "")

@@ -12,6 +12,7 @@ import numpy as np
 
 DTYPES = ("float16", "int8")
 _INT8_SCALE = 127.0  # vectors are L2-normalised, so every component lies in [-1, 1]
+CHUNK = 65536  # rows decoded at a time when a whole store is read
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,18 @@ class EmbeddingStore:
             ]
         return out
 
-    def chunks(self, size: int = 65536):
+    def chunks(self, size: int = CHUNK):
         """float32 row blocks in order, for building a search index."""
         for start in range(0, self.meta.count, size):
-            yield decode(np.asarray(self.vectors[start : start + size]), self.meta.dtype)
+            yield self.between(start, start + size)
+
+    def between(self, start: int, stop: int) -> np.ndarray:
+        """float32 vectors of rows ``start`` to ``stop`` (excluded)."""
+        return decode(np.asarray(self.vectors[start:stop]), self.meta.dtype)
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """float32 vectors of the rows at ``positions`` (ascending, for sequential reads)."""
+        return decode(np.asarray(self.vectors[np.asarray(positions, dtype=np.int64)]), self.meta.dtype)
 
 
 def encode_rows(vectors: np.ndarray, dtype: str) -> np.ndarray:

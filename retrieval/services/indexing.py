@@ -1,6 +1,6 @@
 """Building the search indexes of a repository: BM25 (tantivy or Elasticsearch) and embeddings
-(memory-mapped store + FAISS). Each build is a new version; an index is stale once the
-repository's content changed after it was built."""
+(memory-mapped store + FAISS or Elasticsearch kNN). Each build is a new version; an index is
+stale once the repository's content changed after it was built."""
 
 import logging
 import shutil
@@ -16,8 +16,8 @@ from django.utils import timezone
 from annotation.models import Repository, Utterance
 from core.models import Job
 from core.services.jobs import JobProgress
+from retrieval.dense.backends import STORE_FOLDER, DenseBackend, dense_backend
 from retrieval.dense.encoder import get_encoder
-from retrieval.dense.search_index import faiss_index_build
 from retrieval.dense.store import EmbeddingStoreWriter
 from retrieval.lexical.base import LexicalBackend
 from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
@@ -137,6 +137,7 @@ def embeddings_build(
 ) -> RetrievalIndex:
     """A new embedding version of the repository; ``job_id``: the job building it (see _new_version)."""
     encoder = get_encoder(model_path=model_path, backend=backend)
+    search = dense_backend()
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
     root = Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings"
     index = _new_version(
@@ -146,12 +147,20 @@ def embeddings_build(
         name_for=lambda repo, v: str(root / f"{repo.name}-v{v}"),
         job_id=job_id,
     )
+    # Recorded now, so that the files of a build interrupted from here on can be found and deleted.
+    index.params = {**index.params, "search": search.name}
+    index.save(update_fields=["params"])
     folder = Path(index.name)
     top, total = _snapshot(repository)
     try:
+        # Debris of a crashed build of this very version (files, a cluster index) goes first.
+        search.delete(folder=folder, params=index.params)
         if folder.exists():
-            shutil.rmtree(folder)  # debris of a crashed build of this very version
-        writer = EmbeddingStoreWriter(folder / "store", count=total, dim=encoder.dim, dtype=dtype, model=encoder.name)
+            shutil.rmtree(folder)
+        writer = EmbeddingStoreWriter(
+            folder / STORE_FOLDER, count=total, dim=encoder.dim, dtype=dtype, model=encoder.name
+        )
+        built = search(folder=folder, dim=encoder.dim, count=total)
         ids, texts = [], []
         if progress:
             progress.update(done=0, total=total, force=True, phase="encoding utterances", unit="utterances")
@@ -159,21 +168,19 @@ def embeddings_build(
             ids.append(utterance_id)
             texts.append(text)
             if len(ids) == encoder.chunk:
-                writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
+                _encoded_add(np.asarray(ids, dtype=np.int64), encoder.encode(texts), writer, built)
                 ids, texts = [], []
                 if progress:
                     progress.update(done=writer.written, total=total)
         if ids:
-            writer.append(np.asarray(ids, dtype=np.int64), encoder.encode(texts))
+            _encoded_add(np.asarray(ids, dtype=np.int64), encoder.encode(texts), writer, built)
         store = writer.close()
         if progress:
             progress.update(done=writer.written, total=total, force=True)
             progress.update(done=0, total=0, force=True, phase="building the vector index", unit="")
-        faiss_kind = faiss_index_build(
-            store, exact_max=settings.WELLCHOSEN_FAISS_EXACT_MAX, path=folder / "faiss.index"
-        )
+        search_params = built.finish(store)
     except BaseException as exc:
-        shutil.rmtree(folder, ignore_errors=True)
+        _delete_files(index)
         _failed(index, exc)
         raise
     _ready(
@@ -184,11 +191,16 @@ def embeddings_build(
             "model_path": encoder.model_path,
             "dim": encoder.dim,
             "dtype": dtype,
-            "faiss": faiss_kind,
             "top_utterance_id": top,
+            **search_params,
         },
     )
     return index
+
+
+def _encoded_add(ids: np.ndarray, vectors: np.ndarray, writer: EmbeddingStoreWriter, built: DenseBackend) -> None:
+    writer.append(ids, vectors)
+    built.add(ids, vectors)
 
 
 def _ready(index: RetrievalIndex, *, count: int, params: dict) -> None:
@@ -216,6 +228,8 @@ def _delete_files(index: RetrievalIndex) -> None:
         if index.kind == IndexKind.LEXICAL:
             lexical_backend_for(index).delete()
         else:
+            if "search" in index.params:  # versions built before the dense backends kept all in the folder
+                dense_backend(index.params["search"]).delete(folder=Path(index.name), params=index.params)
             shutil.rmtree(index.name, ignore_errors=True)
     except Exception:  # an unreachable cluster must not fail the new build
         logger.exception("could not delete index %s", index.name)

@@ -44,7 +44,9 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
             "name": index.name,
             "model": index.backend,
             "utterances": index.utterance_count,
+            "search": index.params.get("search"),
             "faiss": index.params.get("faiss"),
+            "es_index": index.params.get("es_index"),
         }
     return built
 

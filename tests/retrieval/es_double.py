@@ -1,11 +1,15 @@
 """A local HTTP test double of Elasticsearch 8.15, for exercising the real ``elasticsearch`` client.
 
-It implements only what ``ElasticsearchBackend`` uses, checks the requests it receives (media types,
-index settings and mapping, bulk and msearch NDJSON) and answers in Elasticsearch's wire format, with
-the ``X-Elastic-Product`` header the 8.x client insists on. Scoring is Lucene's BM25 over a crude
-English analysis (lower case, words, stop words, suffix stripping); documents become searchable after
-a refresh. ``requests`` records (method, path, parsed body) for every request; ``errors`` every request
-judged invalid (answered 400), unknown endpoints included.
+It implements only what the BM25 backend (``ElasticsearchBackend``) and the kNN backend
+(``ElasticsearchKnnIndex``) use, checks the requests it receives (media types, index settings and
+mapping, bulk and msearch NDJSON) and answers in Elasticsearch's wire format, with the
+``X-Elastic-Product`` header the 8.x client insists on. Text is scored by Lucene's BM25 over a crude
+English analysis (lower case, words, stop words, suffix stripping); a ``knn`` search by the exact
+similarity of the stored vectors (the score Elasticsearch gives, ``(1 + dot product) / 2``), where a
+real cluster walks a quantised HNSW graph. Documents become searchable after a refresh. ``version``
+is the server version it reports (``bbq_hnsw`` is refused before 8.16, as by Elasticsearch).
+``requests`` records (method, path, parsed body) for every request; ``errors`` every request judged
+invalid (answered 400), unknown endpoints included.
 """
 
 import json
@@ -19,12 +23,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
+
 VERSION = "8.15.3"
 RESPONSE_TYPE = "application/vnd.elasticsearch+json; compatible-with=8"
 JSON_TYPES = {"application/json", "application/vnd.elasticsearch+json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/vnd.elasticsearch+x-ndjson"}
 SHARDS = {"total": 1, "successful": 1, "skipped": 0, "failed": 0}
 K1, B = 1.2, 0.75
+VECTOR_TYPES = {"hnsw", "int8_hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat", "int4_flat", "bbq_flat"}
+MAX_NUM_CANDIDATES = 10_000
 
 STOP_WORDS = frozenset(
     """
@@ -87,8 +95,8 @@ class FakeIndex:
     settings: dict[str, Any]
     mappings: dict[str, Any]
     stop_words: frozenset[str]
-    docs: dict[str, str] = field(default_factory=dict)  # everything indexed
-    visible: dict[str, str] = field(default_factory=dict)  # as of the last refresh
+    docs: dict[str, Any] = field(default_factory=dict)  # everything indexed: a text, or a vector
+    visible: dict[str, Any] = field(default_factory=dict)  # as of the last refresh
     aliases: set[str] = field(default_factory=set)
     refreshes: int = 0
     seq_no: int = 0
@@ -122,6 +130,25 @@ class FakeIndex:
         order = {doc_id: i for i, doc_id in enumerate(self.visible)}
         return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
 
+    @property
+    def vector_field(self) -> str | None:
+        fields = [name for name, spec in self.mappings["properties"].items() if spec.get("type") == "dense_vector"]
+        return fields[0] if fields else None
+
+    def knn(self, query_vector: list[float], k: int) -> list[tuple[str, float]]:
+        """The exact top k by the field's similarity; ties in index order, as Lucene's doc ids."""
+        if not self.visible:
+            return []
+        doc_ids = list(self.visible)
+        matrix = np.asarray([self.visible[d] for d in doc_ids], dtype=np.float32)
+        query = np.asarray(query_vector, dtype=np.float32)
+        if self.mappings["properties"][self.vector_field]["similarity"] == "cosine":
+            matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+            query = query / np.linalg.norm(query)
+        scores = (1.0 + matrix @ query) / 2.0
+        order = np.lexsort((np.arange(len(doc_ids)), -scores))[:k]
+        return [(doc_ids[i], float(scores[i])) for i in order]
+
 
 def _flat_settings(settings: Any) -> dict[str, Any]:
     if not isinstance(settings, dict):
@@ -130,7 +157,8 @@ def _flat_settings(settings: Any) -> dict[str, Any]:
 
 
 class ElasticsearchDouble:
-    def __init__(self) -> None:
+    def __init__(self, version: str = VERSION) -> None:
+        self.version = version
         self.indices: dict[str, FakeIndex] = {}
         self.requests: list[Request] = []
         self.errors: list[str] = []
@@ -226,6 +254,8 @@ class ElasticsearchDouble:
             case "POST", [name, "_refresh"]:
                 self._resolve(name).refresh()
                 return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
+            case (("GET" | "POST"), [name, "_count"]) if body is None:
+                return 200, {"count": len(self._resolve(name).visible), "_shards": SHARDS}
         raise invalid(f"no handler found for uri [/{'/'.join(parts)}] and method [{method}]")
 
     def _resolve(self, name: str, *, required: bool = True) -> FakeIndex | None:
@@ -236,9 +266,8 @@ class ElasticsearchDouble:
             raise not_found(name)
         return holders[0] if holders else None
 
-    @staticmethod
-    def _info() -> dict[str, Any]:
-        version = dict(number=VERSION, build_flavor="default", build_type="docker", lucene_version="9.11.1")
+    def _info(self) -> dict[str, Any]:
+        version = dict(number=self.version, build_flavor="default", build_type="docker", lucene_version="9.11.1")
         version.update(minimum_wire_compatibility_version="7.17.0", minimum_index_compatibility_version="7.0.0")
         return {"name": "es-double", "cluster_name": "wellchosen-test", "version": version}
 
@@ -248,11 +277,15 @@ class ElasticsearchDouble:
         if set(body) - {"settings", "mappings"}:
             raise invalid(f"unknown keys {sorted(body)} for create index (the double takes settings and mappings)")
         settings = _flat_settings(body.get("settings", {}))
+        mappings = body.get("mappings") or {}
+        if set(mappings.get("properties") or {}) == {"vector"}:
+            self._check_vector_mapping(mappings)
+            self.indices[name] = FakeIndex(name, settings, mappings, frozenset())
+            return {"acknowledged": True, "shards_acknowledged": True, "index": name}
         analyzers = (settings.get("analysis") or {}).get("analyzer") or {}
         english = {key: spec for key, spec in analyzers.items() if spec.get("type") == "english"}
         if not english:
             raise invalid("settings define no analyzer of type [english]")
-        mappings = body.get("mappings") or {}
         if set(mappings) != {"dynamic", "_source", "properties"} or set(mappings["properties"]) != {"text"}:
             raise invalid(f"expected dynamic, _source and one [text] property: {mappings}", "mapper_parsing_exception")
         if mappings["dynamic"] != "strict" or mappings["_source"] != {"enabled": False}:
@@ -266,6 +299,33 @@ class ElasticsearchDouble:
         words = STOP_WORDS if stop_words == "_english_" else frozenset(w.lower() for w in stop_words or [])
         self.indices[name] = FakeIndex(name, settings, mappings, words)
         return {"acknowledged": True, "shards_acknowledged": True, "index": name}
+
+    def _check_vector_mapping(self, mappings: dict[str, Any]) -> None:
+        """A strict mapping, _source disabled, one indexed dense_vector field with an HNSW type."""
+        if set(mappings) != {"dynamic", "_source", "properties"}:
+            raise invalid(f"expected dynamic, _source and properties: {mappings}", "mapper_parsing_exception")
+        if mappings["dynamic"] != "strict" or mappings["_source"] != {"enabled": False}:
+            raise invalid("the mapping must be strict, with _source disabled", "mapper_parsing_exception")
+        spec = mappings["properties"]["vector"]
+        known = {"type", "dims", "index", "similarity", "index_options", "element_type"}
+        if spec.get("type") != "dense_vector" or set(spec) - known:
+            raise invalid(f"[vector] must be a dense_vector field: {spec}", "mapper_parsing_exception")
+        dims = spec.get("dims")
+        if not isinstance(dims, int) or not 1 <= dims <= 4096 or spec.get("element_type", "float") != "float":
+            raise invalid(
+                f"[dims] must be an integer from 1 to 4096, of float elements: {spec}", "mapper_parsing_exception"
+            )
+        if spec.get("index") is not True or spec.get("similarity") not in ("dot_product", "cosine"):
+            raise invalid(
+                f"the double searches indexed dot_product or cosine vectors: {spec}", "mapper_parsing_exception"
+            )
+        options = spec.get("index_options") or {}
+        kind = options.get("type")
+        if kind not in VECTOR_TYPES or set(options) - {"type", "m", "ef_construction", "confidence_interval"}:
+            raise invalid(f"unknown index_options {options}", "mapper_parsing_exception")
+        major, minor = (int(part) for part in self.version.split(".")[:2])
+        if kind.startswith("bbq") and ((major, minor) < (8, 16) or dims < 64):
+            raise invalid(f"[index_options] unknown type [{kind}] (or fewer than 64 dims)", "mapper_parsing_exception")
 
     def _put_settings(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         index, updates = self._resolve(name), _flat_settings(body)
@@ -318,23 +378,40 @@ class ElasticsearchDouble:
             if not isinstance(source, dict):
                 raise invalid(f"expected a source object after {action}, got {source}")
             item: dict[str, Any] = {"_index": meta["_index"], "_id": meta["_id"]}
-            index, stray = self._resolve(meta["_index"], required=False), sorted(set(source) - {"text"})
+            index = self._resolve(meta["_index"], required=False)
             failure = not_found(meta["_index"]) if index is None else None
+            stray = sorted(set(source) - set(index.mappings["properties"])) if index else []
             if index and stray:
                 reason = f"mapping set to strict, dynamic introduction of {stray} within [_doc] is not allowed"
                 failure = EsError(400, "strict_dynamic_mapping_exception", reason)
+            elif index and index.vector_field:
+                failure = self._vector_failure(index, source.get(index.vector_field))
             if failure:
                 self.errors.append(f"bulk item {item['_id']}: {failure}")
                 item.update(status=failure.status, error=failure.body()["error"]["root_cause"][0])
             else:
                 created = meta["_id"] not in index.docs
-                index.docs[meta["_id"]] = source.get("text", "")
+                index.docs[meta["_id"]] = source[index.vector_field] if index.vector_field else source.get("text", "")
                 index.seq_no += 1
                 shards = {"total": 1, "successful": 1, "failed": 0}
                 item.update(_index=index.name, _version=1, result="created" if created else "updated", _shards=shards)
                 item.update(_seq_no=index.seq_no - 1, _primary_term=1, status=201 if created else 200)
             items.append({"index": item})
         return {"errors": any("error" in i["index"] for i in items), "took": 1, "items": items}
+
+    @staticmethod
+    def _vector_failure(index: FakeIndex, vector: Any) -> EsError | None:
+        spec = index.mappings["properties"][index.vector_field]
+        if not isinstance(vector, list) or len(vector) != spec["dims"]:
+            got = len(vector) if isinstance(vector, list) else type(vector).__name__
+            reason = f"The [dense_vector] field [{index.vector_field}] has {spec['dims']} dims, got {got}"
+            return EsError(400, "document_parsing_exception", reason)
+        if not all(isinstance(x, (int, float)) for x in vector):
+            return EsError(400, "document_parsing_exception", "vector elements must be numbers")
+        if spec["similarity"] == "dot_product" and abs(sum(x * x for x in vector) - 1.0) > 1e-4:
+            reason = "The [dot_product] similarity can only be used with unit-length vectors."
+            return EsError(400, "document_parsing_exception", reason)
+        return None
 
     def _msearch(self, path_index: str | None, lines: list[Any]) -> dict[str, Any]:
         started, responses = time.monotonic(), []
@@ -347,10 +424,12 @@ class ElasticsearchDouble:
             query, size, track_total_hits = self._check_search(body)
             try:
                 index = self._resolve(name)
+                ranked = self._knn(index, query) if isinstance(query, dict) else index.search(query)
             except EsError as exc:
+                if exc.invalid:
+                    self.errors.append(f"msearch on {name}: {exc}")
                 responses.append({**exc.body(), "status": exc.status})
                 continue
-            ranked = index.search(query)
             hits = [{"_index": index.name, "_id": doc_id, "_score": score} for doc_id, score in ranked[:size]]
             found: dict[str, Any] = {"max_score": max((h["_score"] for h in hits), default=None), "hits": hits}
             if track_total_hits is not False:
@@ -359,9 +438,40 @@ class ElasticsearchDouble:
         return {"took": int((time.monotonic() - started) * 1000), "responses": responses}
 
     @staticmethod
-    def _check_search(body: Any) -> tuple[str, int, Any]:
-        if not isinstance(body, dict) or set(body) - {"query", "size", "_source", "track_total_hits"}:
+    def _knn(index: FakeIndex, knn: dict[str, Any]) -> list[tuple[str, float]]:
+        field_name, spec = index.vector_field, None
+        if field_name:
+            spec = index.mappings["properties"][field_name]
+        if knn["field"] != field_name or spec is None:
+            raise invalid(f"field [{knn['field']}] is not a dense_vector field of [{index.name}]")
+        if len(knn["query_vector"]) != spec["dims"]:
+            raise invalid(f"the query vector has {len(knn['query_vector'])} dims, the field {spec['dims']}")
+        return index.knn(knn["query_vector"], knn["k"])
+
+    @staticmethod
+    def _check_knn(body: dict[str, Any]) -> tuple[dict[str, Any], int, Any]:
+        knn, size = body["knn"], body.get("size", 10)
+        if not isinstance(knn, dict) or set(knn) != {"field", "query_vector", "k", "num_candidates"} or "query" in body:
+            raise invalid(
+                f"expected knn with field, query_vector, k and num_candidates alone: {knn}", "parsing_exception"
+            )
+        k, candidates, vector = knn["k"], knn["num_candidates"], knn["query_vector"]
+        if not isinstance(k, int) or not isinstance(candidates, int) or k < 1:
+            raise invalid(f"[k] and [num_candidates] must be integers, k >= 1: {knn}", "parsing_exception")
+        if candidates < k or candidates > MAX_NUM_CANDIDATES:
+            raise invalid(f"[num_candidates] must be from [k] to {MAX_NUM_CANDIDATES}, got {candidates} (k {k})")
+        if not isinstance(vector, list) or not all(isinstance(x, (int, float)) for x in vector):
+            raise invalid("[query_vector] must be a list of numbers", "parsing_exception")
+        if not isinstance(size, int) or size < 0 or body.get("_source") is not False:
+            raise invalid(f"expected a size >= 0 and _source false: {body}", "parsing_exception")
+        return knn, size, body.get("track_total_hits")
+
+    @classmethod
+    def _check_search(cls, body: Any) -> tuple[Any, int, Any]:
+        if not isinstance(body, dict) or set(body) - {"query", "knn", "size", "_source", "track_total_hits"}:
             raise invalid(f"unsupported search body {body}", "parsing_exception")
+        if "knn" in body:
+            return cls._check_knn(body)
         query = body.get("query")
         if not isinstance(query, dict) or list(query) != ["match"] or list(query["match"]) != ["text"]:
             raise invalid(f"expected query.match.text, got {query}", "parsing_exception")

@@ -1,8 +1,11 @@
+import json
+
+import faiss
 import numpy as np
 import pytest
 
 from retrieval.dense.encoder import get_encoder
-from retrieval.dense.search_index import APPROXIMATE, EXACT, DenseIndex, faiss_index_build
+from retrieval.dense.search_index import FaissOptions, IvfPqIndex, faiss_index_build, faiss_index_open
 from retrieval.dense.store import EmbeddingStore, EmbeddingStoreWriter
 
 
@@ -47,32 +50,6 @@ def test_store_must_be_filled_before_use(tmp_path):
     with pytest.raises(ValueError, match="expected 4 rows, got 2"):
         writer.close()
     assert not EmbeddingStore.exists(tmp_path / "s")
-
-
-@pytest.mark.parametrize("exact_max", [10_000, 10])
-def test_faiss_search_matches_brute_force(tmp_path, exact_max):
-    # given 500 stored vectors, an exact index (<= exact_max) or HNSW above it
-    ids = np.arange(1000, 1500)
-    vectors = unit_vectors(500, dim=32)
-    store = write_store(tmp_path / "s", ids, vectors, chunk=128)
-    kind = faiss_index_build(store, exact_max=exact_max, path=tmp_path / "faiss.index")
-    assert kind == (EXACT if exact_max >= 500 else APPROXIMATE)
-    index = DenseIndex(store, tmp_path / "faiss.index")
-    queries = unit_vectors(20, dim=32, seed=1)
-    # when searched
-    scores, found = index.search(queries, k=10)
-    # then the ids are the brute-force top 10 (all of them exactly, or nearly all with HNSW)
-    expected = ids[np.argsort(-(queries @ vectors.T), axis=1)[:, :10]]
-    recall = np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, expected, strict=True)])
-    assert recall == 1.0 if kind == EXACT else recall >= 0.9
-    assert np.all(np.diff(scores, axis=1) <= 1e-4)  # best first
-
-
-def test_asking_for_more_hits_than_vectors_pads_with_minus_one(tmp_path):
-    store = write_store(tmp_path / "s", np.arange(3), unit_vectors(3))
-    faiss_index_build(store, exact_max=100, path=tmp_path / "faiss.index")
-    _, found = DenseIndex(store, tmp_path / "faiss.index").search(unit_vectors(1), k=5)
-    assert sorted(found[0][:3]) == [0, 1, 2] and list(found[0][3:]) == [-1, -1]
 
 
 SENTENCES = [
@@ -156,14 +133,92 @@ def test_auto_backend_is_int8_onnx_on_a_cpu_and_torch_on_a_gpu(monkeypatch):
     assert get_encoder(backend="auto") == "torch-encoder" and len(chosen) == 1
 
 
-@pytest.mark.parametrize("exact_max", [10_000, 10], ids=["exact", "hnsw"])
-def test_equal_scores_come_in_utterance_id_order(tmp_path, exact_max):
-    # given 40 stored copies of one vector (ids 100..139) among 60 others
-    same = unit_vectors(1, dim=32, seed=7)
-    vectors = np.concatenate([unit_vectors(60, dim=32), np.repeat(same, 40, axis=0)])
-    store = write_store(tmp_path / "s", np.arange(40, 140), vectors, chunk=16)
-    faiss_index_build(store, exact_max=exact_max, path=tmp_path / "faiss.index")
-    # when that vector is searched for its top 3 (the tie runs past k and past the margin)
-    scores, found = DenseIndex(store, tmp_path / "faiss.index").search(same, k=3)
-    # then the lowest ids of the tie come first, in id order
-    assert list(found[0]) == [100, 101, 102] and len(set(scores[0].tolist())) == 1
+# -- the FAISS tiers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("exact_max", "hnsw_max", "tier", "factory"),
+    [(500, 1000, "exact", "SQfp16"), (499, 500, "hnsw", "HNSW32,SQfp16"), (10, 499, "ivfpq", "IVF8,PQ16x3")],
+)
+def test_the_tier_is_chosen_by_the_size_thresholds(tmp_path, exact_max, hnsw_max, tier, factory):
+    # given a store of 500 vectors
+    store = write_store(tmp_path / "s", np.arange(500), unit_vectors(500), chunk=100)
+    # when its index is built under the thresholds
+    meta = faiss_index_build(store, folder=tmp_path, options=FaissOptions(exact_max=exact_max, hnsw_max=hnsw_max))
+    # then the tier (and its layout) is recorded beside the index, and the index opens as that tier
+    assert (meta["tier"], meta["factory"]) == (tier, factory)
+    assert json.loads((tmp_path / "faiss.json").read_text())["tier"] == tier
+    assert faiss_index_open(store, tmp_path).tier == tier
+
+
+def test_ivfpq_keeps_its_inverted_lists_on_disk_memory_mapped(tmp_path):
+    # given an IVF-PQ index of 2,000 vectors
+    store = write_store(tmp_path / "s", np.arange(2000), unit_vectors(2000, dim=32), chunk=500)
+    meta = faiss_index_build(store, folder=tmp_path, tier="ivfpq", options=FaissOptions(pq_bytes=16))
+    # then the codes (16 subquantizers of 5 bits on so small a store) and an 8-byte row per vector are
+    # in the lists file, not in the index file
+    assert (meta["m"], meta["nbits"]) == (16, 5)
+    assert (tmp_path / "faiss.ivfdata").stat().st_size >= 2000 * (16 * 5 // 8 + 8)
+    assert (tmp_path / "faiss.index").stat().st_size < 2000 * 10
+    assert not (tmp_path / "faiss-blocks").exists()  # the build's blocks are gone
+    # and the opened index reads them through a memory map, with the configured nprobe
+    index = faiss_index_open(store, tmp_path, FaissOptions(nprobe=5))
+    ivf = faiss.extract_index_ivf(index.index)
+    assert isinstance(faiss.downcast_InvertedLists(ivf.invlists), faiss.OnDiskInvertedLists)
+    assert ivf.nprobe == 5 and meta["nlist"] == ivf.nlist
+
+
+def test_ivfpq_index_still_opens_when_its_folder_moves(tmp_path):
+    # given an IVF-PQ index whose data directory was moved after the build
+    store = write_store(tmp_path / "s", np.arange(300), unit_vectors(300))
+    (tmp_path / "a").mkdir()
+    faiss_index_build(store, folder=tmp_path / "a", tier="ivfpq")
+    (tmp_path / "a").rename(tmp_path / "b")
+    # then it finds its lists beside it
+    _, found = faiss_index_open(store, tmp_path / "b").search(unit_vectors(1), k=3)
+    assert (found >= 0).all()
+
+
+def test_ivfpq_without_reranking_keeps_pq_scores_and_with_it_gives_exact_cosines(tmp_path):
+    # given an IVF-PQ index over a store
+    vectors = unit_vectors(1000, dim=32)
+    store = write_store(tmp_path / "s", np.arange(1000), vectors, chunk=250)
+    faiss_index_build(store, folder=tmp_path, tier="ivfpq", options=FaissOptions(pq_bytes=8))
+    query = unit_vectors(1, dim=32, seed=3)
+    # when searched with re-ranking off and on
+    pq_scores, pq_found = faiss_index_open(store, tmp_path, FaissOptions(rerank=0, nprobe=64)).search(query, k=5)
+    scores, found = faiss_index_open(store, tmp_path, FaissOptions(rerank=8, nprobe=64)).search(query, k=5)
+    # then re-ranked scores are the stored vectors' cosines, and PQ scores only approximate them
+    assert np.allclose(scores[0], vectors[found[0]] @ query[0], atol=2e-3)
+    assert not np.allclose(pq_scores[0], vectors[pq_found[0]] @ query[0], atol=2e-3)
+
+
+def test_reranking_reads_an_int8_store(tmp_path):
+    vectors = unit_vectors(400, dim=32)
+    store = write_store(tmp_path / "s", np.arange(400), vectors, dtype="int8", chunk=100)
+    faiss_index_build(store, folder=tmp_path, tier="ivfpq")
+    scores, found = faiss_index_open(store, tmp_path).search(vectors[:3], k=1)
+    assert list(found[:, 0]) == [0, 1, 2] and np.allclose(scores[:, 0], 1.0, atol=2e-2)
+
+
+@pytest.mark.parametrize(
+    ("count", "factory", "train"),
+    [
+        (108_084, "OPQ48,IVF1024,PQ48", 65_536),
+        (100_000_000, "OPQ48,IVF32768_HNSW32,PQ48", 2_097_152),
+        (441_000_000, "OPQ48,IVF65536_HNSW32,PQ48", 4_194_304),
+    ],
+)
+def test_ivfpq_layout_grows_with_the_store(count, factory, train):
+    layout = IvfPqIndex.layout(count, 384, 48)
+    assert (layout["factory"], layout["train"], layout["nbits"]) == (factory, train, 8)
+
+
+def test_an_index_built_before_the_tiers_were_recorded_opens_by_its_type(tmp_path):
+    # given an HNSW index file without faiss.json, as versions built before the tiers
+    store = write_store(tmp_path / "s", np.arange(50), unit_vectors(50))
+    faiss_index_build(store, folder=tmp_path, tier="hnsw")
+    (tmp_path / "faiss.json").unlink()
+    # when it is opened, then it searches as HNSW
+    index = faiss_index_open(store, tmp_path)
+    assert index.tier == "hnsw" and index.search(unit_vectors(1), k=1)[1][0, 0] >= 0
