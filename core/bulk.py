@@ -81,6 +81,11 @@ class BulkWriter:
         """Insert ``values`` into ``columns`` of ``table`` (a temporary one, say); returns how many."""
         raise NotImplementedError
 
+    def analyze(self, *tables: str) -> None:
+        """Refresh the planner's statistics of ``tables`` after a bulk write, so that the next queries
+        (in this transaction or just after it) are planned for the rows there are now."""
+        raise NotImplementedError
+
     @contextmanager
     def temporary_table(self, name: str, columns: dict[str, str], *, primary_key: Sequence[str] = ()):
         """A temporary table with ``columns`` (name -> SQL type) for the ``with`` block, dropped after
@@ -109,6 +114,14 @@ class PostgresBulkWriter(BulkWriter):
                 [connection.ops.quote_name(meta.db_table), meta.pk.column, n],
             )
             return sorted(row[0] for row in cursor.fetchall())
+
+    def analyze(self, *tables: str) -> None:
+        # Autovacuum analyzes a table some time after a tenth of it changed; until then a table that
+        # just received 2 M rows is planned as if it were empty (a hash join over every score
+        # instead of an index probe per candidate).
+        with connection.cursor() as cursor:
+            for table in tables:
+                cursor.execute(f"ANALYZE {table}")
 
     def insert(self, rows: ModelRows, values: Iterable[tuple]) -> int:
         # One format string per table: its plain columns as printed, the others converted, the
@@ -168,6 +181,9 @@ def _copy_text(value) -> str:
 class SQLiteBulkWriter(BulkWriter):
     """``executemany`` of one INSERT; keys after the largest the table has given (the write lock is
     held from the transaction's start: settings open SQLite transactions IMMEDIATE)."""
+
+    def analyze(self, *tables: str) -> None:
+        pass  # SQLite plans without statistics unless ANALYZE ran once, which nothing here does
 
     def ids(self, model: type[models.Model], n: int) -> list[int]:
         if n <= 0:

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Turn
+from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Score, Turn
 from core.bulk import ModelRows, bulk_writer
 from core.errors import ImportFileError, UserError
 from core.text import clean_text, text_hash
@@ -39,6 +39,13 @@ def source_ensure_new(*, dataset: Dataset, source: str) -> None:
             f"dataset {dataset.name!r} already contains questions imported from {source!r}; "
             "import into a new dataset (nothing was imported)"
         )
+
+
+def questions_analyze(*, scores: bool = False) -> None:
+    """After an import: statistics for the tables questions_bulk_create (and, with ``scores``,
+    the scores import) filled, for the preview and the build that usually follow at once."""
+    models = [Context, Turn, Question, Candidate, *([Score] if scores else [])]
+    bulk_writer().analyze(*(model._meta.db_table for model in models))
 
 
 def check_text(value: str, *, path, line: int, field_name: str) -> str:

@@ -22,6 +22,7 @@ from .questions import (
     CreatedQuestion,
     QuestionRecord,
     check_text,
+    questions_analyze,
     questions_bulk_create,
     source_ensure_new,
 )
@@ -81,6 +82,7 @@ def testset_import(
                 )
         if report["questions"] == 0:
             raise UserError(f"{tsv_path.name}: no questions found; nothing was imported")
+        questions_analyze(scores=scores_lines is not None)
     report["annotators_per_candidate"] = shape.n_annotators
     return report
 
