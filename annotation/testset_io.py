@@ -17,7 +17,7 @@ from annotation.models import Candidate, Question, TestSet, TestSetCandidate, Te
 from core.csv_safe import csv_writer
 from core.errors import UserError
 
-CHUNK = 1000
+CHUNK = 5000
 # The version of each export's format. A manifest records each file's sha256 with the version it
 # was built in ("format_version"; a manifest that names none was built in version 1 of every
 # format). csv 1: text cells as stored, "\n" line ends; csv 2: text cells escaped for spreadsheets
@@ -141,7 +141,12 @@ def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetIt
 
 
 def _json(value):
-    """A JSON column's value (the drivers give its text)."""
+    """A JSON column's value (the drivers give its text; most candidates have no retrievers and
+    no provenance)."""
+    if value == "[]":
+        return []
+    if value == "{}":
+        return {}
     return json.loads(value) if isinstance(value, str) else value
 
 

@@ -91,6 +91,7 @@ class TestsetStage:
                 self._stage(questions, candidates)
                 questions, candidates = [], []
         self._stage(questions, candidates)
+        self.writer.analyze(_QUESTIONS, _CANDIDATES)
         return preview
 
     def _stage(self, questions: list[tuple], candidates: list[tuple]) -> None:
@@ -143,8 +144,10 @@ class TestsetStage:
         sql = (
             "SELECT tsq.id, tsq.question_id, sc.rank, sc.candidate_id, a.provider, a.external_id, s.value "
             f"FROM {_CANDIDATES} sc JOIN {tsq} tsq ON tsq.testset_id = %s AND tsq.position = sc.position "
-            f"LEFT JOIN ({score} s INNER JOIN {annotator} a ON a.id = s.annotator_id AND NOT a.scores_excluded) "
-            "ON s.candidate_id = sc.candidate_id AND s.counted "
+            # not "LEFT JOIN (score JOIN annotator)": SQLite materializes that join of every score
+            f"LEFT JOIN {score} s ON s.candidate_id = sc.candidate_id AND s.counted "
+            f"AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded) "
+            f"LEFT JOIN {annotator} a ON a.id = s.annotator_id "
             "WHERE sc.position > %s AND sc.position <= %s ORDER BY sc.position, sc.rank, s.annotator_id"
         )
         for start in range(0, self.questions, _BLOCK):
