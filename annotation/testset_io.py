@@ -6,15 +6,18 @@ rows, so exporting twice gives the same bytes.
 """
 
 import io
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from annotation.models import Candidate, TestSet, TestSetCandidate, TestSetQuestion, Turn
+from django.db import connection
+
+from annotation.models import Candidate, Question, TestSet, TestSetCandidate, TestSetQuestion, Turn
 from core.csv_safe import csv_writer
 from core.errors import UserError
 
-CHUNK = 1000
+CHUNK = 5000
 # The version of each export's format. A manifest records each file's sha256 with the version it
 # was built in ("format_version"; a manifest that names none was built in version 1 of every
 # format). csv 1: text cells as stored, "\n" line ends; csv 2: text cells escaped for spreadsheets
@@ -27,11 +30,39 @@ FORMAT_VERSIONS = {"tsv": 1, "human_scores": 1, "jsonl": 3, "csv": 3}
 
 
 @dataclass(frozen=True, slots=True)
+class ItemTurn:
+    """A context turn as the exports read it."""
+
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCandidate:
+    """A candidate's stored fields as the exports read them (the Candidate model's names)."""
+
+    id: int
+    text: str
+    is_ground_truth: bool
+    source: str
+    utterance_id: int | None
+    retrieval_score: float | None
+    rank: int | None
+    retriever_version: str
+    retrieval: list
+    provenance: dict
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
 class TestSetItemCandidate:
     position: int
     is_ground_truth: bool
     scores: list  # [[annotator label, value], ...] as frozen at build time
-    candidate: Candidate
+    candidate: ItemCandidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +70,7 @@ class TestSetItem:
     position: int
     question_id: int
     derived_from_id: int | None
-    turns: list[Turn]
+    turns: list[ItemTurn]
     candidates: list[TestSetItemCandidate]  # in the test set's (shuffled) order
 
     @property
@@ -52,37 +83,71 @@ class TestSetItem:
 
 
 def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetItem]:
-    """The test set's questions in order, three queries per ``chunk`` questions."""
+    """The test set's questions in order, three queries per ``chunk`` questions.
+
+    Plain SQL and tuples: at 100,000 questions the ORM's model instances (a TestSetCandidate and a
+    Candidate per row) cost several times the queries, and every export reads the whole set."""
+    tsq, tsc = TestSetQuestion._meta.db_table, TestSetCandidate._meta.db_table
+    question, candidate, turn = Question._meta.db_table, Candidate._meta.db_table, Turn._meta.db_table
+    page = "tsq.testset_id = %s AND tsq.position >= %s AND tsq.position <= %s"
     last_position = -1
-    while True:
-        items = list(
-            TestSetQuestion.objects.filter(testset=testset, position__gt=last_position)
-            .select_related("question")
-            .order_by("position")[:chunk]
-        )
-        if not items:
-            return
-        last_position = items[-1].position
-        turns: dict[int, list[Turn]] = {}
-        for turn in Turn.objects.filter(context_id__in={i.question.context_id for i in items}).order_by(
-            "context_id", "position"
-        ):
-            turns.setdefault(turn.context_id, []).append(turn)
-        candidates: dict[int, list[TestSetItemCandidate]] = {}
-        for tsc in (
-            TestSetCandidate.objects.filter(item__in=items).select_related("candidate").order_by("item_id", "position")
-        ):
-            candidates.setdefault(tsc.item_id, []).append(
-                TestSetItemCandidate(tsc.position, tsc.is_ground_truth, tsc.scores, tsc.candidate)
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                f"SELECT tsq.id, tsq.position, tsq.question_id, q.derived_from_id, q.context_id "
+                f"FROM {tsq} tsq JOIN {question} q ON q.id = tsq.question_id "
+                f"WHERE tsq.testset_id = %s AND tsq.position > %s ORDER BY tsq.position LIMIT %s",
+                [testset.pk, last_position, chunk],
             )
-        for item in items:
-            yield TestSetItem(
-                position=item.position,
-                question_id=item.question_id,
-                derived_from_id=item.question.derived_from_id,
-                turns=turns.get(item.question.context_id, []),
-                candidates=candidates.get(item.pk, []),
+            items = cursor.fetchall()
+            if not items:
+                return
+            bounds = [testset.pk, items[0][1], items[-1][1]]
+            last_position = items[-1][1]
+            cursor.execute(
+                f"SELECT t.context_id, t.speaker, t.text FROM {turn} t WHERE t.context_id IN "
+                f"(SELECT q.context_id FROM {tsq} tsq JOIN {question} q ON q.id = tsq.question_id WHERE {page}) "
+                "ORDER BY t.context_id, t.position",
+                bounds,
             )
+            turns: dict[int, list[ItemTurn]] = {}
+            for context_id, speaker, text in cursor.fetchall():
+                turns.setdefault(context_id, []).append(ItemTurn(speaker, text))
+            cursor.execute(
+                "SELECT tsc.item_id, tsc.position, tsc.is_ground_truth, tsc.scores, c.id, c.text, c.is_ground_truth, "
+                "c.source, c.utterance_id, c.retrieval_score, c.rank, c.retriever_version, c.retrieval, c.provenance "
+                f"FROM {tsc} tsc JOIN {tsq} tsq ON tsq.id = tsc.item_id JOIN {candidate} c ON c.id = tsc.candidate_id "
+                f"WHERE {page} ORDER BY tsc.item_id, tsc.position",
+                bounds,
+            )
+            candidates: dict[int, list[TestSetItemCandidate]] = {}
+            for item_id, position, is_gt, scores, *c in cursor.fetchall():
+                candidates.setdefault(item_id, []).append(
+                    TestSetItemCandidate(
+                        position,
+                        bool(is_gt),
+                        _json(scores),
+                        ItemCandidate(c[0], c[1], bool(c[2]), c[3], c[4], c[5], c[6], c[7], _json(c[8]), _json(c[9])),
+                    )
+                )
+            for item_id, position, question_id, derived_from_id, context_id in items:
+                yield TestSetItem(
+                    position=position,
+                    question_id=question_id,
+                    derived_from_id=derived_from_id,
+                    turns=turns.get(context_id, []),
+                    candidates=candidates.get(item_id, []),
+                )
+
+
+def _json(value):
+    """A JSON column's value (the drivers give its text; most candidates have no retrievers and
+    no provenance)."""
+    if value == "[]":
+        return []
+    if value == "{}":
+        return {}
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def _one_line(text: str) -> str:
@@ -228,6 +293,21 @@ def render_export(testset: TestSet, kind: str, *, version: int | None = None) ->
     if not 1 <= version <= FORMAT_VERSIONS[kind]:
         raise UserError(f"{kind} has format versions 1 to {FORMAT_VERSIONS[kind]}, not {version}")
     return EXPORTS[kind][1](testset_items(testset), testset, version)
+
+
+def render_exports(testset: TestSet, wanted: list[tuple[str, int]]) -> Iterator[tuple[str, ...]]:
+    """Several exports (``(kind, version)`` each) in one read of the test set: tuples of the next
+    chunk of each, in the order of ``wanted`` ("" for one that has ended)."""
+    for kind, version in wanted:
+        if not 1 <= version <= FORMAT_VERSIONS[kind]:
+            raise UserError(f"{kind} has format versions 1 to {FORMAT_VERSIONS[kind]}, not {version}")
+    # The renderers take one chunk per item (the CSV a header first), so the copies tee keeps of
+    # the items not yet rendered by all stay a few items long.
+    streams = itertools.tee(testset_items(testset), len(wanted))
+    renderers = [
+        EXPORTS[kind][1](items, testset, version) for items, (kind, version) in zip(streams, wanted, strict=True)
+    ]
+    return itertools.zip_longest(*renderers, fillvalue="")
 
 
 def recorded_version(testset: TestSet, kind: str) -> int:

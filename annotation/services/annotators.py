@@ -1,6 +1,9 @@
 """Annotator identities that imports and providers create on the fly."""
 
+from collections.abc import Iterable
+
 from annotation.models import Annotator, AnnotatorProvider, Score
+from core.bulk import ModelRows, bulk_writer
 
 
 def imported_annotators_get_or_create(*, namespace: str, count: int) -> list[Annotator]:
@@ -23,16 +26,20 @@ def imported_annotators_get_or_create(*, namespace: str, count: int) -> list[Ann
     return [existing[label] for label in labels]
 
 
-def imported_score_rows(
-    *, candidate_ids: list[int], score_lists: list[list[int]], annotators: list[Annotator]
-) -> list[Score]:
-    """Unsaved scores: the i-th value of a candidate's list by placeholder annotator i (a list may be
-    shorter than ``annotators`` when scoring stopped early for that candidate)."""
-    return [
-        Score(candidate_id=candidate_id, annotator=annotator, value=value)
-        for candidate_id, values in zip(candidate_ids, score_lists, strict=True)
-        for annotator, value in zip(annotators[: len(values)], values, strict=True)
-    ]
+def imported_scores_insert(*, scored: Iterable[tuple[list[int], list[list[int]]]], annotators: list[Annotator]) -> int:
+    """Store imported scores, for each ``(candidate ids, score lists)``: the i-th value of a
+    candidate's list by placeholder annotator i (a list may be shorter than ``annotators`` when
+    scoring stopped early for that candidate). Rows written in bulk (core.bulk); returns how many."""
+    annotator_ids = [a.pk for a in annotators]
+    return bulk_writer().insert(
+        ModelRows(Score, ["candidate_id", "annotator_id", "value"]),
+        (
+            (candidate_id, annotator_id, value)
+            for candidate_ids, score_lists in scored
+            for candidate_id, values in zip(candidate_ids, score_lists, strict=True)
+            for annotator_id, value in zip(annotator_ids[: len(values)], values, strict=True)
+        ),
+    )
 
 
 def annotators_by_label(*, labels: set[str]) -> dict[str, Annotator]:

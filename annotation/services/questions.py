@@ -4,8 +4,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError
+from django.utils import timezone
 
-from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Turn
+from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Score, Turn
+from core.bulk import ModelRows, bulk_writer
 from core.errors import ImportFileError, UserError
 from core.text import clean_text, text_hash
 
@@ -26,7 +28,8 @@ class QuestionRecord:
 @dataclass(slots=True)
 class CreatedQuestion:
     record: QuestionRecord
-    question: Question
+    question_id: int
+    context_id: int
     candidate_ids: list[int]  # ground truth first, then false candidates in file order
 
 
@@ -36,6 +39,13 @@ def source_ensure_new(*, dataset: Dataset, source: str) -> None:
             f"dataset {dataset.name!r} already contains questions imported from {source!r}; "
             "import into a new dataset (nothing was imported)"
         )
+
+
+def questions_analyze(*, scores: bool = False) -> None:
+    """After an import: statistics for the tables questions_bulk_create (and, with ``scores``,
+    the scores import) filled, for the preview and the build that usually follow at once."""
+    models = [Context, Turn, Question, Candidate, *([Score] if scores else [])]
+    bulk_writer().analyze(*(model._meta.db_table for model in models))
 
 
 def check_text(value: str, *, path, line: int, field_name: str) -> str:
@@ -57,9 +67,12 @@ def check_text(value: str, *, path, line: int, field_name: str) -> str:
 def questions_bulk_create(
     *, dataset: Dataset, source: str, path, records: list[QuestionRecord]
 ) -> list[CreatedQuestion]:
-    """Create contexts, turns, questions, ground-truth and false candidates in a few queries."""
+    """Create contexts, turns, questions, ground-truth and false candidates: rows written in bulk
+    (core.bulk), one statement per table, keys taken up front."""
+    hashes = []  # per record: the hash of the ground truth, then of each false candidate
     for record in records:
-        seen: dict[str, str] = {text_hash(record.ground_truth): "ground_truth"}
+        digests = [text_hash(record.ground_truth)]
+        seen: dict[str, str] = {digests[0]: "ground_truth"}
         for i, text in enumerate(record.false_candidates, start=1):
             digest = text_hash(text)
             if digest in seen:
@@ -67,49 +80,45 @@ def questions_bulk_create(
                     path, record.line, f"candidate {i}", f"is the same text as {seen[digest]} after normalisation"
                 )
             seen[digest] = f"candidate {i}"
+            digests.append(digest)
+        hashes.append(digests)
+    writer, now = bulk_writer(), timezone.now()
+    context_ids = writer.ids(Context, len(records))
     try:
-        contexts = Context.objects.bulk_create(
-            [Context(dataset=dataset, source=source, source_line=r.line) for r in records]
+        writer.insert(
+            ModelRows(Context, ["id", "dataset_id", "source", "source_line"], now=now),
+            [(cid, dataset.pk, source, r.line) for cid, r in zip(context_ids, records, strict=True)],
         )
     except IntegrityError:
         raise UserError(f"{source}: a line was imported into dataset {dataset.name!r} twice") from None
-    Turn.objects.bulk_create(
-        [
-            Turn(
-                context=ctx,
-                position=i,
-                text=text,
-                text_hash=text_hash(text),
-                speaker=(r.speakers[i] if r.speakers else ""),
-            )
-            for ctx, r in zip(contexts, records, strict=True)
+    writer.insert(
+        ModelRows(Turn, ["context_id", "position", "text", "text_hash", "speaker"], now=now),
+        (
+            (cid, i, text, text_hash(text), r.speakers[i] if r.speakers else "")
+            for cid, r in zip(context_ids, records, strict=True)
             for i, text in enumerate(r.context)
-        ]
+        ),
     )
-    questions = Question.objects.bulk_create(
+    question_ids = writer.ids(Question, len(records))
+    writer.insert(
+        ModelRows(Question, ["id", "dataset_id", "context_id", "ground_truth"], now=now),
         [
-            Question(dataset=dataset, context=ctx, ground_truth=r.ground_truth)
-            for ctx, r in zip(contexts, records, strict=True)
-        ]
+            (qid, dataset.pk, cid, r.ground_truth)
+            for qid, cid, r in zip(question_ids, context_ids, records, strict=True)
+        ],
     )
-    candidates = Candidate.objects.bulk_create(
-        [
-            Candidate(
-                question=q,
-                text=text,
-                text_hash=text_hash(text),
-                is_ground_truth=(i == 0),
-                source=(r.sources[i] if r.sources else CandidateSource.IMPORTED),
+    candidate_ids = iter(writer.ids(Candidate, sum(len(digests) for digests in hashes)))
+    created, rows = [], []
+    for qid, cid, r, digests in zip(question_ids, context_ids, records, hashes, strict=True):
+        ids = [next(candidate_ids) for _ in digests]
+        created.append(CreatedQuestion(record=r, question_id=qid, context_id=cid, candidate_ids=ids))
+        rows.extend(
+            (candidate_id, qid, text, digest, i == 0, r.sources[i] if r.sources else CandidateSource.IMPORTED.value)
+            for i, (candidate_id, text, digest) in enumerate(
+                zip(ids, [r.ground_truth, *r.false_candidates], digests, strict=True)
             )
-            for q, r in zip(questions, records, strict=True)
-            for i, text in enumerate([r.ground_truth, *r.false_candidates])
-        ]
-    )
-    created, offset = [], 0
-    for q, r in zip(questions, records, strict=True):
-        n = 1 + len(r.false_candidates)
-        created.append(
-            CreatedQuestion(record=r, question=q, candidate_ids=[c.pk for c in candidates[offset : offset + n]])
         )
-        offset += n
+    writer.insert(
+        ModelRows(Candidate, ["id", "question_id", "text", "text_hash", "is_ground_truth", "source"], now=now), rows
+    )
     return created

@@ -2,6 +2,8 @@
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from annotation.testset_io import (
     export_filename,
     manifest_bytes,
     recorded_version,
-    render_export,
+    render_exports,
 )
 from core.errors import UserError
 
@@ -54,27 +56,33 @@ def testset_export(
     out_dir.mkdir(parents=True, exist_ok=True)
     notes = []
     # Every file is written beside its target and checked first; only when all match are
-    # they moved into place, so a failed export leaves nothing half-written.
+    # they moved into place, so a failed export leaves nothing half-written. One read of the test
+    # set renders every file (and the recorded version of a file written in another version).
     partials: list[tuple[Path, Path]] = []
+    wanted: list[tuple[str, int]] = []
+    for kind in [k for f in formats for k in FORMAT_FILES[f]]:
+        target = out_dir / export_filename(testset, kind)
+        partials.append((target.with_name(target.name + ".partial"), target))
+        wanted.append((kind, chosen.get(kind) or FORMAT_VERSIONS[kind]))
+    recorded = [recorded_version(testset, kind) for kind, _ in wanted]
+    extra = [(kind, r) for (kind, version), r in zip(wanted, recorded, strict=True) if r != version]
     try:
-        for kind in [k for f in formats for k in FORMAT_FILES[f]]:
-            target = out_dir / export_filename(testset, kind)
-            partial = target.with_name(target.name + ".partial")
-            partials.append((partial, target))
-            version = chosen.get(kind) or FORMAT_VERSIONS[kind]
-            recorded = recorded_version(testset, kind)
-            digest = _write(partial, render_export(testset, kind, version=version))
-            checked = digest if version == recorded else _digest(render_export(testset, kind, version=recorded))
+        digests = _write([p for p, _ in partials], render_exports(testset, wanted + extra), len(wanted + extra))
+        extra_digests = iter(digests[len(wanted) :])
+        for (kind, version), r, (_, target), digest in zip(
+            wanted, recorded, partials, digests[: len(wanted)], strict=True
+        ):
+            checked = digest if version == r else next(extra_digests)
             expected = testset.manifest["files"][kind]["sha256"]
             if checked != expected:
                 raise UserError(
                     f"test set {name!r}: {target.name} does not match its manifest (sha256 {checked} != "
                     f"{expected}); the test set was altered after it was built"
                 )
-            if version != recorded:
+            if version != r:
                 notes.append(
                     f"{target.name}: written in {kind} format version {version} (sha256 {digest}); the manifest "
-                    f"records the sha256 of version {recorded}, which the test set still matches"
+                    f"records the sha256 of version {r}, which the test set still matches"
                 )
     except BaseException:
         for partial, _ in partials:
@@ -87,18 +95,16 @@ def testset_export(
     return TestsetExport([target for _, target in partials] + [manifest], notes)
 
 
-def _digest(chunks) -> str:
-    digest = hashlib.sha256()
-    for chunk in chunks:
-        digest.update(chunk.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def _write(path: Path, chunks) -> str:
-    digest = hashlib.sha256()
-    with open(path, "wb") as handle:
-        for chunk in chunks:
-            data = chunk.encode("utf-8")
-            digest.update(data)
-            handle.write(data)
-    return digest.hexdigest()
+def _write(paths: list[Path], rendered: Iterator[tuple[str, ...]], n: int) -> list[str]:
+    """Write the first ``len(paths)`` of the ``n`` exports of ``rendered`` (render_exports) to
+    ``paths``; the sha256 of every export, those written and those only checked."""
+    digests = [hashlib.sha256() for _ in range(n)]
+    with ExitStack() as stack:
+        handles = [stack.enter_context(open(path, "wb")) for path in paths]
+        for chunks in rendered:
+            for i, chunk in enumerate(chunks):
+                data = chunk.encode("utf-8")
+                digests[i].update(data)
+                if i < len(handles):
+                    handles[i].write(data)
+    return [d.hexdigest() for d in digests]

@@ -18,13 +18,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Candidate, Question, Score, TestSet, TestSetCandidate, TestSetQuestion
+from annotation.models import Candidate, Question, TestSet, TestSetCandidate, TestSetQuestion
 from annotation.selectors import candidates_agreement, dataset_agreement, filter_rules_current
 from core.errors import ImportFileError, UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash
 
-from .annotators import annotator_label, imported_annotators_get_or_create, imported_score_rows
+from .annotators import annotator_label, imported_annotators_get_or_create, imported_scores_insert
 from .datasets import dataset_get_or_create
 from .questions import QuestionRecord, questions_bulk_create, source_ensure_new
 from .testset_build import package_version, testset_file_entries, testset_name_check
@@ -246,12 +246,12 @@ class _Importer:
             by_choice = [0] * len(order)
             for candidate_id, i in zip(item.candidate_ids, order, strict=True):
                 by_choice[i] = candidate_id
-            frozen.append((record, item.question.pk, by_choice))
+            frozen.append((record, item.question_id, by_choice))
             if record.question_id in self.index.referenced:
                 self.originals[record.question_id] = _Original(
                     record.line,
-                    item.question.pk,
-                    item.question.context_id,
+                    item.question_id,
+                    item.context_id,
                     {
                         text_hash(text): _Choice(scores, candidate_id)
                         for text, scores, candidate_id in zip(record.choices, record.scores, by_choice, strict=True)
@@ -317,15 +317,7 @@ class _Importer:
         )
 
     def _scores_create(self, rows: list[tuple[list[int], list[list[int]]]]) -> None:
-        scores = [
-            score
-            for candidate_ids, score_lists in rows
-            for score in imported_score_rows(
-                candidate_ids=candidate_ids, score_lists=score_lists, annotators=self.annotators
-            )
-        ]
-        Score.objects.bulk_create(scores)
-        self.report["scores"] += len(scores)
+        self.report["scores"] += imported_scores_insert(scored=rows, annotators=self.annotators)
 
     def _freeze(self, frozen: list[tuple[HFRecord, int, list[int]]]) -> None:
         """The release's questions and choices, in the file's order, with their scores as given."""

@@ -54,7 +54,7 @@ class ImportCase:
 
 
 def dialogues(folder: Path) -> ImportCase:
-    n = 10_000
+    n = 40_000
     turns = sentences(4 * n, seed=1)
     path = folder / "dialogues.txt"
     path.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
@@ -93,7 +93,7 @@ def _testset_files(folder: Path, n: int, *, seed: int, scores: bool) -> tuple[Pa
 
 
 def testset(folder: Path) -> ImportCase:
-    n = 3_000
+    n = 15_000
     tsv, jsonl = _testset_files(folder, n, seed=2, scores=True)
 
     def counts() -> dict[str, int]:
@@ -120,7 +120,7 @@ def testset(folder: Path) -> ImportCase:
 
 
 def testset_hf(folder: Path) -> ImportCase:
-    n = 3_000
+    n = 10_000
     texts = sentences(7 * n, seed=5)
     data = folder / "release" / "data"
     data.mkdir(parents=True)
