@@ -14,6 +14,7 @@ import gzip
 import io
 import json
 import re
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ _WIDE_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)
 _READ_CHUNK = 1 << 20
 # LineReader.blocks: small enough that a block's lines weigh little beside an import's batch
 _BLOCK_BYTES = 1 << 16
+_REPORT_SECONDS = 0.25
 # Lines are split on the byte "\n" and fields on ASCII separators: the encoding must write ASCII
 # as ASCII (utf-8, latin-1, cp1252... do; utf-16, utf-32 and EBCDIC do not).
 _ASCII_PROBE = "\t\n\r ,+$_:[]{}\"'azAZ09"
@@ -61,6 +63,7 @@ class LineReader:
         self.lines_read = 0
         self.finished = False  # every line was read: lines_read is the file's count
         self._raw = None
+        self._reported = time.monotonic()  # last forced report
 
     def position(self) -> int:
         """Bytes of the file on disk consumed so far (compressed bytes for .gz)."""
@@ -78,7 +81,13 @@ class LineReader:
 
     def report(self, progress, *, phase: str = "reading the file", force: bool = False) -> None:
         """Tell a job's progress (core.services.jobs.JobProgress) the lines read and the file's
-        lines (estimated from its bytes until the end)."""
+        lines (estimated from its bytes until the end): at least every _REPORT_SECONDS, more
+        often than JobProgress's own pace, so that an import of a second still shows (and can be
+        stopped at) its middle. Imports run in a transaction: their reports go to the cache only."""
+        now = time.monotonic()
+        force = force or now - self._reported >= _REPORT_SECONDS
+        if force:
+            self._reported = now
         progress.update(
             done=self.lines_read,
             total=self.lines_estimate(),
