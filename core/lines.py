@@ -63,11 +63,18 @@ class LineReader:
         self.lines_read = 0
         self.finished = False  # every line was read: lines_read is the file's count
         self._raw = None
+        self._followed: int | None = None  # position of a reader followed (follow)
         self._reported = time.monotonic()  # last forced report
 
     def position(self) -> int:
         """Bytes of the file on disk consumed so far (compressed bytes for .gz)."""
+        if self._followed is not None:
+            return self._followed
         return self._raw.tell() if self._raw is not None and not self._raw.closed else self.size
+
+    def follow(self, *, lines_read: int, position: int, finished: bool) -> None:
+        """Take the counts of a reader of this file in another process, for ``report``."""
+        self.lines_read, self._followed, self.finished = lines_read, position, finished
 
     def lines_estimate(self) -> int:
         """The file's lines: exact once read to the end, before that estimated from the lines read

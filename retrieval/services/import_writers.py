@@ -33,6 +33,9 @@ class UtteranceWriter:
 
     vendor = ""
     copy = False
+    # The database works in this process (SQLite): a large file is then read in a child process
+    # (WELLCHOSEN_IMPORT_PARSE_PROCESS_MB), so that reading and writing take a core each.
+    in_process = False
 
     def __init__(self, *, repository: Repository, source: str) -> None:
         self.repository_id = int(repository.pk)
@@ -111,6 +114,7 @@ class SQLiteWriter(UtteranceWriter):
     to win it again from the thread that parses, and a writer thread measured slower than this."""
 
     vendor = "sqlite"
+    in_process = True
     # Larger statements cost SQLite more per row (a program of thousands of rows)
     ROWS_PER_STATEMENT = 1000
 

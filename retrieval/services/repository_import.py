@@ -18,7 +18,8 @@ one writer per database path (import_writers).
 """
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import count
 from pathlib import Path
 
@@ -28,13 +29,14 @@ from django.db.models import F
 
 from annotation.models import Repository, Utterance
 from core.errors import ImportFileError, UserError
+from core.forked import fork_available, forked_items
 from core.lines import LineBlock, LineReader, RawLine, decode_field, encoding_check
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from core.text_batch import clean_texts_tokens_and_hashes
 from retrieval.services.exclusions import excluded_hashes
-from retrieval.services.import_writers import UtteranceWriter, utterance_writer
+from retrieval.services.import_writers import utterance_writer
 
 FORMATS = ("lines", "cornell", "dailydialog")
 _CORNELL_SEP = b" +++$+++ "
@@ -69,17 +71,19 @@ def repository_import(
         repository, _ = Repository.objects.get_or_create(name=name)
         excluded = excluded_hashes(exclude_datasets or [])
         with utterance_writer(repository=repository, source=path.name[:255], use_copy=use_copy) as writer:
-            batches = _Batches(
-                path=path, fmt=fmt, encoding=encoding, min_tokens=min_tokens, excluded=excluded, writer=writer
-            )
-            for block in reader.blocks():
-                batches.add(block)
-                if progress:
-                    reader.report(progress)
-            if progress:
-                reader.report(progress, force=True)
-            report = batches.close()
-        report["lines"] = reader.lines_read
+            options = {"fmt": fmt, "encoding": encoding, "min_tokens": min_tokens, "excluded": excluded}
+            parse = partial(_parse, path, max_bytes=reader.max_bytes, **options)
+            in_child = writer.in_process and reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20
+            for kind, *values in forked_items(partial(_send_all, parse)) if in_child and fork_available() else parse():
+                if kind == "rows":
+                    writer.write(values[0])
+                elif kind == "read":
+                    reader.follow(lines_read=values[0], position=values[1], finished=values[2])
+                    if progress:
+                        reader.report(progress, force=values[2])
+                else:
+                    report = values[0]
+            report["inserted"] = writer.close()
         if report["kept"] == 0:
             raise UserError(f"{path.name}: no utterance to import ({_skips(report)}); nothing was imported")
         if report["inserted"]:
@@ -98,15 +102,35 @@ def repository_import(
     }
 
 
+def _parse(path: Path, *, max_bytes: int, **options) -> Iterator[tuple]:
+    """The import's reading side, in this process or a forked one (forked_items): ``("rows",
+    batch)`` for each batch of new texts, ``("read", lines, position, finished)`` after each block
+    (for the parent's LineReader.follow) and at the end ``("counts", counts)``."""
+    reader = LineReader(path, max_bytes=max_bytes)
+    batches = _Batches(path=path, **options)
+    for block in reader.blocks():
+        batches.add(block)
+        for batch in batches.ready:
+            yield "rows", batch
+        batches.ready.clear()
+        yield "read", reader.lines_read, reader.position(), False
+    if batches.batch:
+        yield "rows", list(batches.batch.values())
+    yield "read", reader.lines_read, reader.position(), True
+    yield "counts", {**batches.counts, "lines": reader.lines_read}
+
+
+def _send_all(parse: Callable[[], Iterator[tuple]], send: Callable[[tuple], None]) -> None:
+    for event in parse():
+        send(event)
+
+
 class _Batches:
     """The filters and counts of one import, and its batches of new texts (one row per text; the
-    first line that has it) on their way to the writer."""
+    first line that has it), ``ready`` for the writer once full."""
 
-    def __init__(
-        self, *, path: Path, fmt: str, encoding: str, min_tokens: int, excluded: set[str], writer: UtteranceWriter
-    ) -> None:
-        self.path, self.fmt, self.encoding, self.min_tokens = path, fmt, encoding, min_tokens
-        self.excluded, self.writer = excluded, writer
+    def __init__(self, *, path: Path, fmt: str, encoding: str, min_tokens: int, excluded: set[str]) -> None:
+        self.path, self.fmt, self.encoding, self.min_tokens, self.excluded = path, fmt, encoding, min_tokens, excluded
         self.max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
         self.batch_size = settings.WELLCHOSEN_IMPORT_BATCH_SIZE
         # core.text_batch reads lines undecoded: ASCII bytes must be ASCII text in the encoding
@@ -114,6 +138,7 @@ class _Batches:
         self.batch_lines, self.utf8 = codec in _ASCII_TRANSPARENT, codec == "utf-8"
         self.counts = dict.fromkeys(["lines", "utterances_read", "kept", *_SKIPPED], 0)
         self.batch: dict[str, tuple] = {}
+        self.ready: list[list[tuple]] = []
 
     def add(self, block: LineBlock) -> None:
         lines = block.lines
@@ -190,13 +215,8 @@ class _Batches:
                     self._flush()
 
     def _flush(self) -> None:
-        self.writer.write(list(self.batch.values()))
+        self.ready.append(list(self.batch.values()))
         self.batch.clear()
-
-    def close(self) -> dict:
-        if self.batch:
-            self._flush()
-        return {**self.counts, "inserted": self.writer.close()}
 
 
 _SKIPPED = {

@@ -262,3 +262,13 @@ def test_blocks_skip_an_over_long_line_in_bounded_memory(tmp_path):
     # then the long line is None and never held whole
     assert lines == [b"short", None, b"after"]
     assert peak < 5_000_000
+
+
+def test_a_reader_follows_another_processs_counts_for_its_reports(tmp_path):
+    # given a reader of a 1,000-byte file told that another reader read 10 lines in 100 bytes
+    path = tmp_path / "u.txt"
+    path.write_bytes(b"123456789\n" * 100)
+    reader = LineReader(path, max_bytes=100)
+    reader.follow(lines_read=10, position=100, finished=False)
+    # then it estimates the file's lines from those counts
+    assert (reader.lines_read, reader.lines_estimate()) == (10, 100)

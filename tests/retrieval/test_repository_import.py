@@ -333,3 +333,31 @@ def test_the_sqlite_page_cache_is_given_back_after_the_import(db, write_file):
         repository_import(path=write_file("s.txt", "Hello there.\n"), name="subs")
         cursor.execute("PRAGMA cache_size")
         assert cursor.fetchone()[0] == before
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
+def test_a_file_read_in_a_child_process_gives_the_same_repository(db, write_file, settings):
+    # given a file with duplicates, long and cut lines, read here and (as a large file would be) in a child
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    settings.WELLCHOSEN_MAX_UTTERANCE_CHARS = 40
+    content = "".join(f"Line {i % 700} of the film.\n" for i in range(2000)) + "x" * 300 + "\ncut"
+    path = write_file("s.txt", content)
+    here = repository_import(path=path, name="here")
+    settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = 0
+    child = repository_import(path=path, name="child")
+    # then the reports and the rows are the same
+    assert {**here, "repository": "child"} == child
+    assert (child["inserted"], child["skipped_too_long"], child["skipped_unterminated_last_line"]) == (700, 1, 1)
+    assert texts("here") == texts("child")
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
+def test_an_error_in_the_child_process_is_the_imports_error(db, write_file, settings):
+    # given a large file (read in a child process) whose 1,001st line is undecodable
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = 0
+    content = b"".join(b"Line %d of the film.\n" % i for i in range(1000)) + b"caf\xe9\n"
+    # then the error names file, line and field, and nothing is imported
+    with pytest.raises(ImportFileError, match=r"s.txt, line 1001, field text: undecodable bytes"):
+        repository_import(path=write_file("s.txt", content), name="subs")
+    assert not Repository.objects.exists()
