@@ -17,6 +17,10 @@ class ImportFileError(UserError):
         self.message = message
         super().__init__(str(self))
 
+    def __reduce__(self):
+        # pickled as built (an import parsed in a child process sends its error to the parent)
+        return type(self), (self.path, self.line, self.field, self.message)
+
     def __str__(self) -> str:
         where = [Path(self.path).name]
         if self.line is not None:

