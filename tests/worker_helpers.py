@@ -157,3 +157,18 @@ def wait_finished(job_id: int, timeout: float = 60) -> Job:
             return job
         time.sleep(0.2)
     pytest.fail(f"job {job_id} did not finish in {timeout} s: {Job.objects.get(pk=job_id).status}")
+
+
+def assert_shards_once_on_every_worker(job: Job, workers: list, *, count: int) -> None:
+    """The sharded job succeeded, its ``count`` shards each ran once, and every worker process
+    (none of them this test's own) ran some of them."""
+    from core.models import JobShard, JobShardStatus, JobStatus
+
+    logs = "\n".join(w.log_text()[-3000:] for w in workers)
+    assert job.status == JobStatus.SUCCEEDED, f"{job.error}\n{logs}"
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == count
+    assert set(shards.values_list("status", "attempts")) == {(JobShardStatus.SUCCEEDED, 1)}
+    pids = {int(worker.split(":")[-1]) for worker in shards.values_list("worker", flat=True)}
+    assert pids == {w.process.pid for w in workers}, f"shards ran on {pids} only\n{logs}"
+    assert pids != {os.getpid()}

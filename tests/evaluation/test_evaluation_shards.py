@@ -2,7 +2,6 @@
 losses and summary are exactly those of a run in one piece."""
 
 import json
-import os
 import uuid
 
 import pytest
@@ -19,7 +18,13 @@ from evaluation.services.evaluation_shards import evaluation_shard_size, evaluat
 from evaluation.services.evaluations import evaluation_run, evaluation_shard_score, evaluation_start
 from evaluation.services.systems import system_register
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import filesystem_broker, send, wait_finished, worker_start
+from tests.worker_helpers import (
+    assert_shards_once_on_every_worker,
+    filesystem_broker,
+    send,
+    wait_finished,
+    worker_start,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -183,13 +188,7 @@ def test_two_workers_share_an_evaluation_job_and_give_the_results_of_one_worker(
         for worker in workers:
             worker.stop()
     # then the job succeeded, its 15 shards each once, and both workers ran some of them
-    logs = "\n".join(w.log_text()[-3000:] for w in workers)
-    assert job.status == JobStatus.SUCCEEDED, f"{job.error}\n{logs}"
-    shards = JobShard.objects.filter(job=job)
-    assert shards.count() == 15 and set(shards.values_list("status", "attempts")) == {(JobShardStatus.SUCCEEDED, 1)}
-    pids = {int(worker.split(":")[-1]) for worker in shards.values_list("worker", flat=True)}
-    assert pids == {w.process.pid for w in workers}, f"shards ran on {pids} only\n{logs}"
-    assert pids != {os.getpid()}
+    assert_shards_once_on_every_worker(job, workers, count=15)
     # and every selection and loss is the one-process run's, and so is the summary
     evaluation.refresh_from_db()
     reference.refresh_from_db()

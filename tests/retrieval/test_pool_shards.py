@@ -1,7 +1,6 @@
 """The pool job in shards: two real worker processes share one job, and the pools are exactly those
 of a run in one process (texts, utterances, sources, ranks, scores and recorded exclusions)."""
 
-import os
 import uuid
 from pathlib import Path
 
@@ -19,7 +18,13 @@ from retrieval.services.pool_targets import pools_target_get
 from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import filesystem_broker, send, wait_finished, worker_start
+from tests.worker_helpers import (
+    assert_shards_once_on_every_worker,
+    filesystem_broker,
+    send,
+    wait_finished,
+    worker_start,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -145,13 +150,7 @@ def test_two_workers_share_a_pool_job_and_build_the_pools_of_one_worker(tiny_enc
         for worker in workers:
             worker.stop()
     # then the job succeeded, its 15 shards each once, and both workers ran some of them
-    logs = "\n".join(w.log_text()[-3000:] for w in workers)
-    assert job.status == JobStatus.SUCCEEDED, f"{job.error}\n{logs}"
-    shards = JobShard.objects.filter(job=job)
-    assert shards.count() == 15 and set(shards.values_list("status", "attempts")) == {(JobShardStatus.SUCCEEDED, 1)}
-    pids = {int(worker.split(":")[-1]) for worker in shards.values_list("worker", flat=True)}
-    assert pids == {w.process.pid for w in workers}, f"shards ran on {pids} only\n{logs}"
-    assert pids != {os.getpid()}
+    assert_shards_once_on_every_worker(job, workers, count=15)
     # and every pool is byte for byte the one-process run's: utterances, ranks, scores and exclusions
     assert pools("sharded") == pools("reference")
     assert (job.result["built"], job.result["candidates_added"]) == (n, 10 * n)
