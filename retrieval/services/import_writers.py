@@ -4,17 +4,12 @@ import's transaction, keeping the texts the repository already holds (its unique
 One class per database path behind one interface (UtteranceWriter); utterance_writer picks it. Rows
 are ``(text, text_hash, n_tokens, source_line, source_ref)`` in file order (ids follow it), all from
 one source file. Plain SQL on purpose: a model instance per row costs more than the insert itself.
-
-On PostgreSQL the writer is pipelined: the statements of a batch run on a thread of their own, on
-the import's connection and transaction, while the importing thread reads and normalises the next
-batch (the thread waits on the server with the GIL released, so the two really overlap). The
-connection is the writer thread's alone until ``close`` or ``stop`` have waited for it; a database
-error there comes back from the next ``write`` or from ``close``.
+Writers work in the importing thread (a large file is read by a child process meanwhile, see
+repository_import); a writer thread measured slower on both databases, as each of its statements
+has to win the GIL back from the thread that parses.
 """
 
-import queue
 import sqlite3
-import threading
 from itertools import chain
 
 from django.conf import settings
@@ -33,9 +28,6 @@ class UtteranceWriter:
 
     vendor = ""
     copy = False
-    # The database works in this process (SQLite): a large file is then read in a child process
-    # (WELLCHOSEN_IMPORT_PARSE_PROCESS_MB), so that reading and writing take a core each.
-    in_process = False
 
     def __init__(self, *, repository: Repository, source: str) -> None:
         self.repository_id = int(repository.pk)
@@ -60,61 +52,12 @@ class UtteranceWriter:
         self.stop()
 
 
-class _PipelinedWriter(UtteranceWriter):
-    """A writer whose batches are written by a thread (see the module's docstring): ``_prepare``
-    builds a batch's statement in the importing thread, ``_execute`` runs it on the writer's."""
-
-    def __init__(self, *, repository: Repository, source: str) -> None:
-        super().__init__(repository=repository, source=source)
-        self._batches: queue.Queue = queue.Queue(maxsize=1)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"{type(self).__name__}", daemon=True)
-        self._thread.start()
-
-    def write(self, rows: list[tuple]) -> None:
-        prepared = self._prepare(rows)
-        self._raise_error()
-        self._batches.put(prepared)
-
-    def close(self) -> int:
-        self.stop()
-        self._raise_error()
-        return self.inserted
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._batches.put(None)
-            self._thread.join()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def _run(self) -> None:
-        while (prepared := self._batches.get()) is not None:
-            if self._error is None:  # after an error the transaction is lost: only drain
-                try:
-                    self.inserted += self._execute(prepared)
-                except BaseException as error:  # noqa: BLE001 - raised in the importing thread
-                    self._error = error
-
-    def _prepare(self, rows: list[tuple]):
-        raise NotImplementedError
-
-    def _execute(self, prepared) -> int:
-        raise NotImplementedError
-
-
 class SQLiteWriter(UtteranceWriter):
     """INSERT OR IGNORE, a thousand rows a statement, with a page cache of
     WELLCHOSEN_IMPORT_SQLITE_CACHE_MB for the length of the import (the unique index of a large
-    repository: every new text lands on a random page of it; the connection's own size comes back).
-
-    In the importing thread: SQLite gives the GIL back while it inserts, but every statement has
-    to win it again from the thread that parses, and a writer thread measured slower than this."""
+    repository: every new text lands on a random page of it; the connection's own size comes back)."""
 
     vendor = "sqlite"
-    in_process = True
     # Larger statements cost SQLite more per row (a program of thousands of rows)
     ROWS_PER_STATEMENT = 1000
 
@@ -166,15 +109,17 @@ def _copy_field(value: str) -> str:
     return value
 
 
-class PostgresCopyWriter(_PipelinedWriter):
+class PostgresCopyWriter(UtteranceWriter):
     """COPY of a batch (text format, built in one piece) into a temporary table, then INSERT …
     SELECT … ON CONFLICT DO NOTHING from it. The repository's foreign key is checked at each
-    statement, on the writer's thread, instead of for every row at the commit."""
+    statement instead of for every row at the commit (where nothing else runs beside the check,
+    and the server would queue one event per row until then)."""
 
     vendor = "postgresql"
     copy = True
 
     def __init__(self, *, repository: Repository, source: str) -> None:
+        super().__init__(repository=repository, source=source)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32), n_tokens smallint, "
@@ -187,32 +132,26 @@ class PostgresCopyWriter(_PipelinedWriter):
             )
             self._foreign_key = cursor.fetchone()[0]
             cursor.execute(f'SET CONSTRAINTS "{self._foreign_key}" IMMEDIATE')
-        self._connection = connection.connection
-        super().__init__(repository=repository, source=source)
         self._insert = (
             f"INSERT INTO {_TABLE} ({_COLUMNS}) SELECT {self.repository_id}, %s, text, text_hash, n_tokens, "
             f"source_line, source_ref FROM {_STAGE} ON CONFLICT (repository_id, text_hash) DO NOTHING"
         )
 
-    def _prepare(self, rows: list[tuple]) -> bytes:
-        return "".join(
+    def write(self, rows: list[tuple]) -> None:
+        payload = "".join(
             [f"{_copy_field(text)}\t{digest}\t{n}\t{line}\t{_copy_field(ref)}\n" for text, digest, n, line, ref in rows]
         ).encode("utf-8")
-
-    def _execute(self, prepared: bytes) -> int:
-        with self._connection.cursor() as cursor:
+        with connection.cursor() as cursor:
             with cursor.copy(f"COPY {_STAGE} (text, text_hash, n_tokens, source_line, source_ref) FROM STDIN") as copy:
-                copy.write(prepared)
+                copy.write(payload)
             cursor.execute(self._insert, [self.source])
-            inserted = cursor.rowcount
+            self.inserted += cursor.rowcount
             cursor.execute(f"TRUNCATE {_STAGE}")
-        return inserted
 
-    def stop(self) -> None:
-        super().stop()
-        if self._error is None:
-            with connection.cursor() as cursor:
-                cursor.execute(f'SET CONSTRAINTS "{self._foreign_key}" DEFERRED')
+    def close(self) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f'SET CONSTRAINTS "{self._foreign_key}" DEFERRED')
+        return self.inserted
 
 
 class PostgresInsertWriter(UtteranceWriter):

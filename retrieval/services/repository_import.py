@@ -73,8 +73,9 @@ def repository_import(
         with utterance_writer(repository=repository, source=path.name[:255], use_copy=use_copy) as writer:
             options = {"fmt": fmt, "encoding": encoding, "min_tokens": min_tokens, "excluded": excluded}
             parse = partial(_parse, path, max_bytes=reader.max_bytes, **options)
-            in_child = writer.in_process and reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20
-            for kind, *values in forked_items(partial(_send_all, parse)) if in_child and fork_available() else parse():
+            # a large file is read and normalised in a child process while this one writes
+            in_child = reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20 and fork_available()
+            for kind, *values in forked_items(partial(_send_all, parse)) if in_child else parse():
                 if kind == "rows":
                     writer.write(values[0])
                 elif kind == "read":

@@ -299,30 +299,38 @@ def test_an_error_after_several_batches_leaves_nothing_imported(db, write_file, 
     assert not Utterance.objects.exists() and not Repository.objects.exists()
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the COPY writer's thread")
-def test_a_database_error_on_the_writer_thread_stops_the_import(db, write_file, settings, monkeypatch):
-    # given a COPY writer whose third batch fails in the database
+@pytest.mark.parametrize("large", [False, True], ids=["read here", "read in a child process"])
+def test_a_database_error_in_the_writer_stops_the_import(db, write_file, settings, monkeypatch, large):
+    # given a writer whose third batch fails in the database
     from django.db import DatabaseError
 
     from retrieval.services import import_writers
 
     settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
-    execute = import_writers.PostgresCopyWriter._execute
+    settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = 0 if large else 1000
+    writer = import_writers.utterance_writer
     calls = []
 
-    def failing(self, prepared):
-        calls.append(1)
-        if len(calls) == 3:
-            raise DatabaseError("disk full")
-        return execute(self, prepared)
+    def failing_writer(**kwargs):
+        chosen = writer(**kwargs)
+        write = chosen.write
 
-    monkeypatch.setattr(import_writers.PostgresCopyWriter, "_execute", failing)
+        def failing(rows):
+            calls.append(len(rows))
+            if len(calls) == 3:
+                raise DatabaseError("disk full")
+            write(rows)
+
+        chosen.write = failing
+        return chosen
+
+    monkeypatch.setattr("retrieval.services.repository_import.utterance_writer", failing_writer)
     content = "".join(f"Line {i} of the film.\n" for i in range(1000))
     # when a file of ten batches is imported, then the error comes back and nothing is imported
     with pytest.raises(DatabaseError, match="disk full"):
         repository_import(path=write_file("s.txt", content), name="subs")
     assert not Repository.objects.exists()
-    assert len(calls) == 3  # no batch was sent after the failure
+    assert len(calls) == 3  # no batch was written after the failure
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's page cache")
@@ -335,7 +343,6 @@ def test_the_sqlite_page_cache_is_given_back_after_the_import(db, write_file):
         assert cursor.fetchone()[0] == before
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
 def test_a_file_read_in_a_child_process_gives_the_same_repository(db, write_file, settings):
     # given a file with duplicates, long and cut lines, read here and (as a large file would be) in a child
     settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
@@ -351,7 +358,6 @@ def test_a_file_read_in_a_child_process_gives_the_same_repository(db, write_file
     assert texts("here") == texts("child")
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="the file is read in a child process beside SQLite")
 def test_an_error_in_the_child_process_is_the_imports_error(db, write_file, settings):
     # given a large file (read in a child process) whose 1,001st line is undecodable
     settings.WELLCHOSEN_IMPORT_BATCH_SIZE = 100
