@@ -10,7 +10,8 @@ from django.utils.html import format_html, format_html_join
 from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
 from annotation.job_params import BuildTestsetParams
 from annotation.models import Candidate, Context, Dataset, Question, Turn
-from annotation.selectors import dataset_agreement, dialogue_turns_display, filter_preview, filter_rules_current
+from annotation.selectors import dialogue_turns_display, filter_preview, filter_rules_current
+from annotation.selectors_agreement import dataset_agreement
 from annotation.selectors_dataset import attention_checks_status
 from annotation.services.datasets import dataset_save
 from core import readable

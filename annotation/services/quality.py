@@ -12,13 +12,8 @@ from annotation.agreement import agreement_summary, krippendorff_bootstrap
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, QualitySnapshot, Score
 from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
-from annotation.selectors import (
-    OVERALL_AGREEMENT_KEY,
-    dataset_agreement,
-    filter_preview,
-    filter_rules_current,
-    score_category_table,
-)
+from annotation.selectors import filter_preview, filter_rules_current
+from annotation.selectors_agreement import OVERALL_AGREEMENT_KEY, dataset_agreement, score_category_table
 from core.services.jobs import job_create
 
 from .annotators import annotator_label

@@ -7,7 +7,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Dataset, TestSet
-from annotation.selectors import dataset_agreement, filter_rules_get, testset_agreement
+from annotation.selectors import filter_rules_get
+from annotation.selectors_agreement import dataset_agreement, testset_agreement
 from annotation.testset_io import EXPORTS, FORMAT_VERSIONS, export_filename, render_exports
 from core.errors import UserError
 from core.names import slug_check

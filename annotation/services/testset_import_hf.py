@@ -19,7 +19,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Candidate, Question, TestSet, TestSetCandidate, TestSetQuestion
-from annotation.selectors import candidates_agreement, dataset_agreement, filter_rules_current
+from annotation.selectors import filter_rules_current
+from annotation.selectors_agreement import candidates_agreement, dataset_agreement
 from core.errors import ImportFileError, UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from annotation.forms import InviteForm
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Annotator, Dataset, QualitySnapshot
-from annotation.selectors import overall_agreement
+from annotation.selectors_agreement import overall_agreement
 from annotation.selectors_annotators import dataset_members_panel
 from annotation.selectors_dataset import attention_checks_status, dataset_progress, dataset_units_to_open
 from annotation.services.annotators_admin import annotator_block_everywhere

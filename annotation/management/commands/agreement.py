@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
-from annotation.selectors import dataset_agreement
+from annotation.selectors_agreement import dataset_agreement
 
 
 class Command(BaseCommand):

@@ -120,7 +120,7 @@ def testset(folder: Path) -> ImportCase:
 
 
 def testset_hf(folder: Path) -> ImportCase:
-    n = 10_000
+    n = 3_000
     texts = sentences(7 * n, seed=5)
     data = folder / "release" / "data"
     data.mkdir(parents=True)
