@@ -35,7 +35,8 @@ SCHEMA = "wellchosen_bench"
 
 class PeakMemory:
     """Samples the proportional set size (PSS: shared pages split between their processes) of this
-    process and its children (a child that reads the file) every 50 ms while active."""
+    process and its children (a child that reads the file) every 200 ms while active (reading PSS costs
+    the kernel a walk of the page tables)."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -60,7 +61,7 @@ class PeakMemory:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(0.05):
+        while not self._stop.wait(0.2):
             self.peak = max(self.peak, self.current())
 
     def __exit__(self, *exc) -> None:
