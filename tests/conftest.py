@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
+from tests.task_sends import task_sends_recorded
 from tests.tiny_models import (
     build_tiny_bart,
     build_tiny_chat_gpt2,
@@ -67,17 +68,7 @@ def sent_tasks(monkeypatch) -> list[tuple[str, str, list]]:
     """Where each job's Celery task is sent: ``(task path, queue, args)``, instead of a broker."""
     from core.services import jobs
 
-    sent = []
-
-    class Task:
-        def __init__(self, path):
-            self.path = path
-
-        def apply_async(self, *, args, queue):
-            sent.append((self.path, queue, args))
-
-    monkeypatch.setattr(jobs, "import_string", Task)
-    return sent
+    return task_sends_recorded(monkeypatch, jobs)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ from core.job_registry import job_kind_register, job_kind_unregister
 from core.services.job_shards import ShardSpec, job_shards_run
 from core.services.jobs import job_create, job_execute
 from tests.core.scripted import ScriptedParams, ShardedParams
+from tests.task_sends import task_sends_recorded
 
 
 class ScriptedKind:
@@ -89,15 +90,5 @@ def sent_shard_tasks(monkeypatch) -> list[tuple[str, str, list]]:
     """Messages are sent (not eager) and recorded, ``(task path, queue, args)``, instead of reaching a broker."""
     from core.services import job_shards
 
-    sent = []
-
-    class Task:
-        def __init__(self, path):
-            self.path = path
-
-        def apply_async(self, *, args, queue):
-            sent.append((self.path, queue, args))
-
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
-    monkeypatch.setattr(job_shards, "import_string", Task)
-    return sent
+    return task_sends_recorded(monkeypatch, job_shards)
