@@ -42,12 +42,12 @@ def gpt(db, filter_rules, tiny_gpt2_dir):
 
 
 def test_an_evaluation_killed_mid_test_set_resumes_and_scores_every_question_once(cluster, gpt, tmp_path):
-    # given a test set of 400 questions and a tiny GPT-2, scored 20 questions per committed batch,
-    # in shards of 100 questions
-    n = 400
+    # given a test set of 800 questions and a tiny GPT-2, scored 20 questions per committed batch,
+    # in shards of 200 questions (a fast machine scores the 800 in about a second)
+    n = 800
     scored_dataset(tmp_path, n)
     testset = testset_build(dataset_name="killed", name="r1")
-    cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "100"
+    cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "200"
     evaluation, job = evaluation_start(
         testset_name="r1", system_name="gpt", enqueue=False, batch_questions=20, device="cpu"
     )
