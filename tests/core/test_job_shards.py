@@ -251,6 +251,7 @@ def test_the_job_page_shows_each_shard(admin_client, running_sharded_job):
     status = admin_client.get(reverse("job-status-json", args=[running_sharded_job.pk])).json()
     # then it lists the shards with their state, and the status JSON carries them for the live page
     assert 'id="job-shards"' in page and 'id="job-shard-2"' in page and worker_identity() in page
+    assert "split into 3 shards that" in page
     assert [(s["number"], s["status"]) for s in status["shards"]] == [(0, "running"), (1, "pending"), (2, "pending")]
 
 
