@@ -18,6 +18,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -253,7 +254,8 @@ def _export_int8(model_path: str, folder: Path, target: Path) -> None:
     config = AutoConfig.from_pretrained(model_path, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
     # Eager attention exports the pattern that onnxruntime fuses into its Attention kernel.
-    model = AutoModel.from_pretrained(model_path, attn_implementation="eager", local_files_only=True).eval()
+    with _quiet_weight_loading():
+        model = AutoModel.from_pretrained(model_path, attn_implementation="eager", local_files_only=True).eval()
 
     class MeanPooled(torch.nn.Module):
         def __init__(self, inner) -> None:
@@ -286,7 +288,9 @@ def _export_int8(model_path: str, folder: Path, target: Path) -> None:
         )
     root = logging.getLogger()
     level = root.level
-    root.setLevel(logging.WARNING)  # optimizer and quantizer log an INFO line per node on the root logger
+    # The optimizer and quantizer log an INFO line per node on the root logger, and the quantizer
+    # advises a pre-processing pass that optimize_model has already done (the graph is fused).
+    root.setLevel(logging.ERROR)
     try:
         fused = optimize_model(
             str(float_path), model_type="bert", num_heads=config.num_attention_heads, hidden_size=config.hidden_size
@@ -305,3 +309,18 @@ def _export_int8(model_path: str, folder: Path, target: Path) -> None:
     os.replace(partial, target)
     float_path.unlink(missing_ok=True)
     fused_path.unlink(missing_ok=True)
+
+
+@contextmanager
+def _quiet_weight_loading():
+    """No "Loading weights" progress bar while exporting: the export is one step of a command or
+    job whose own output says what it does (``make run`` prints a short block)."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()

@@ -71,6 +71,10 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("\nStopping.")
         finally:
+            # a second Ctrl-C or SIGTERM while stopping (make and the terminal both forward one)
+            # would cut the stop short and leave the worker or the server running
+            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(signum, signal.SIG_IGN)
             for process in processes.values():
                 _stop(process)
 
