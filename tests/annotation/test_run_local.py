@@ -45,7 +45,12 @@ def test_run_local_prints_the_port_asked_for_and_the_logins_last_then_stops_both
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True, timeout=300)
     port = free_port()
     process = subprocess.Popen(
-        [*manage, "run_local", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*manage, "run_local", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         # when it has started, it prints the block with the address and the logins, and nothing after it
