@@ -96,6 +96,16 @@ def _rows(repository: Repository, top: int) -> Iterator[tuple[int, str]]:
     )
 
 
+def lexical_index_name(repository: Repository, version: int) -> str:
+    """The BM25 index's name, also its Elasticsearch index name, which must be lowercase. A
+    repository name (a slug) with capitals is lowered and keeps its id after a dot, a character no
+    slug has, so that "Subs" and "subs" never share an index."""
+    name = repository.name.lower()
+    if name != repository.name:
+        name = f"{name}.{repository.pk}"
+    return f"wellchosen-{name}-v{version}"
+
+
 def lexical_index_build(
     *, repository: Repository, progress: JobProgress | None = None, job_id: int | None = None
 ) -> RetrievalIndex:
@@ -105,7 +115,7 @@ def lexical_index_build(
         repository=repository,
         kind=IndexKind.LEXICAL,
         backend=backend_kind,
-        name_for=lambda repo, v: f"wellchosen-{repo.name}-v{v}",
+        name_for=lexical_index_name,
         job_id=job_id,
     )
     top, total = _snapshot(repository)

@@ -272,6 +272,10 @@ class ElasticsearchDouble:
         return {"name": "es-double", "cluster_name": "wellchosen-test", "version": version}
 
     def _create(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        if name != name.lower():
+            raise EsError(
+                400, "invalid_index_name_exception", f"Invalid index name [{name}], must be lowercase", invalid=True
+            )
         if self._resolve(name, required=False):
             raise EsError(400, "resource_already_exists_exception", f"index [{name}] already exists", index=name)
         if set(body) - {"settings", "mappings"}:

@@ -76,3 +76,23 @@ def test_a_version_another_running_job_is_building_is_left_alone(repository, job
     # then the running build keeps its version and its files
     building.refresh_from_db()
     assert building.status == IndexStatus.BUILDING and files.exists()
+
+
+def test_a_repository_named_with_capitals_gets_a_lowercase_elasticsearch_index_of_its_own(db, settings):
+    # given an Elasticsearch (the local double, which refuses names with capitals as a cluster does),
+    # and two repositories whose names differ only in case
+    from tests.retrieval.es_double import ElasticsearchDouble
+
+    upper, lower = RepositoryFactory(name="Subs"), RepositoryFactory(name="subs")
+    for repository in (upper, lower):
+        UtteranceFactory.create_batch(3, repository=repository)
+    with ElasticsearchDouble() as es:
+        settings.ELASTICSEARCH_URL = es.url
+        # when each one's BM25 index is built there
+        built = [lexical_index_build(repository=r) for r in (upper, lower)]
+        # then both are ready under distinct lowercase names, and the cluster refused nothing
+        assert [(i.status, i.name) for i in built] == [
+            (IndexStatus.READY, f"wellchosen-subs.{upper.pk}-v1"),
+            (IndexStatus.READY, "wellchosen-subs-v1"),
+        ]
+        assert not es.errors
