@@ -3,10 +3,28 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.job_registry import job_kind_is_registered
-from core.models import Job, JobStatus
+from core.models import Job, JobShard, JobStatus
 from core.services.jobs import job_cancel, job_enqueue
 
 from .helpers import ReadOnlyAdmin
+
+
+class JobShardInline(admin.TabularInline):
+    """A sharded job's shards as recorded (the job page shows them live): read only, since only
+    the workers that claim them write them."""
+
+    model = JobShard
+    extra = 0
+    can_delete = False
+    fields = ["number", "status", "attempts", "worker", "done_count", "total_count", "failed_count"]
+    fields += ["params", "started_at", "heartbeat_at", "finished_at", "error", "result"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Job)
@@ -27,6 +45,7 @@ class JobAdmin(ReadOnlyAdmin):
     list_select_related = ["created_by"]
     readonly_fields = [f.name for f in Job._meta.fields] + ["status_page"]
     actions = ["cancel_jobs", "resend_jobs"]
+    inlines = [JobShardInline]
 
     @admin.display(description="kind", ordering="kind")
     def kind_label(self, obj):

@@ -1,7 +1,7 @@
 from django.urls import reverse
 
 from annotation.job_params import BuildTestsetParams
-from core.models import JobStatus
+from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create
 
 
@@ -14,3 +14,15 @@ def test_resend_action_runs_a_pending_job_whose_message_was_lost(admin_client, d
     # then a worker ran it
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and job.error == "no dataset 'missing'"
+
+
+def test_the_job_admin_shows_its_shards_read_only(admin_client):
+    # given a job with two shards, one claimed by a worker
+    job = job_create(params=BuildTestsetParams(dataset="missing", name="x"), enqueue=False)
+    JobShard.objects.create(job=job, number=0, status=JobShardStatus.RUNNING, attempts=1, worker="host-a:41")
+    JobShard.objects.create(job=job, number=1, total_count=7)
+    # when a researcher opens the job in the admin
+    page = admin_client.get(reverse("admin:core_job_change", args=[job.pk])).content.decode()
+    # then both shards are listed with their worker, and no shard field is a form input
+    assert "host-a:41" in page and 'id="shards-0"' in page and 'id="shards-1"' in page
+    assert 'name="shards-0-status"' not in page and 'name="shards-0-worker"' not in page
