@@ -239,12 +239,19 @@ class CandidateDecision:
     decision: str  # a FalseDecision, or for the ground truth a GroundTruthDecision
 
 
-def candidate_decisions(*, dataset: Dataset, rules: FilterRules) -> list[CandidateDecision]:
+def candidate_decisions(
+    *, dataset: Dataset, rules: FilterRules, question_id: int | None = None
+) -> list[CandidateDecision]:
     """The rule decision of every response of the dataset's original questions (the filter
-    preview's rules, per candidate), in question then candidate order. One query."""
+    preview's rules, per candidate), in question then candidate order; ``question_id``: of that
+    question's responses only. One query."""
     planned = dataset.annotators_per_item
     decisions = []
-    for row in _dataset_score_counts(dataset=dataset, rules=rules):
+    if question_id is None:
+        rows = _dataset_score_counts(dataset=dataset, rules=rules)
+    else:
+        rows = _score_counts(where="c.question_id = %s", params=[question_id], rules=rules)
+    for row in rows:
         counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
         decide = decide_ground_truth if row["is_ground_truth"] else decide_false_candidate
         decisions.append(

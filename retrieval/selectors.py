@@ -1,12 +1,16 @@
 """Reads: current search indexes and their open handles; the pool review page."""
 
 import threading
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.utils import timezone
 
-from annotation.models import Candidate, CandidateSource, Dataset, FilterRules, Question, Repository, Score
+from annotation.models import Annotator, Candidate, CandidateSource, Dataset, FilterRules, Question, Repository, Score
 from annotation.rules import FalseDecision, GroundTruthDecision
 from annotation.selectors import CandidateDecision, candidate_decisions, dialogue_turns_display
 from core import readable
@@ -110,10 +114,38 @@ class PoolIndex:
     questions: int  # original questions
     by_source: list[dict]  # [{"source", "label", "all", "decisions": [(decision, n), ...]}], false candidates
     by_ground_truth: dict[str, int]
-    decisions: dict[int, CandidateDecision]  # by candidate id
+    computed_at: datetime
+
+
+# The index decides every response of the dataset (0.75 s for 110,000 candidates), too slow to
+# repeat on each page of keyboard paging. It is cached until a score or a candidate is added; what
+# that misses (a crowd score confirmed, an annotator's scores excluded, a pool deleted) shows
+# within this many seconds. The page says when its counts were computed.
+POOL_INDEX_TTL_S = 60
 
 
 def pool_index(*, dataset: Dataset, rules: FilterRules, filters: PoolFilters) -> PoolIndex:
+    """The index of the review page: one query when cached (see POOL_INDEX_TTL_S), three otherwise."""
+    key = ":".join(str(part) for part in ("pool-index", dataset.pk, rules.pk, *astuple(filters), *_pool_data_version()))
+    index = cache.get(key)
+    if index is None:
+        index = _pool_index(dataset=dataset, rules=rules, filters=filters)
+        cache.set(key, index, timeout=POOL_INDEX_TTL_S)
+    return index
+
+
+def _pool_data_version() -> tuple[int, int, int]:
+    """The newest score and candidate (ids only grow) and the annotators whose scores are
+    excluded: one query of three index lookups and a small count."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT MAX(id) FROM {Score._meta.db_table}), (SELECT MAX(id) FROM {Candidate._meta.db_table}),"
+            f" (SELECT COUNT(*) FROM {Annotator._meta.db_table} WHERE scores_excluded)"
+        )
+        return tuple(value or 0 for value in cursor.fetchone())
+
+
+def _pool_index(*, dataset: Dataset, rules: FilterRules, filters: PoolFilters) -> PoolIndex:
     """Two queries whatever the dataset's size: the rule decisions of every response, and the
     ids of the original questions."""
     rows = candidate_decisions(dataset=dataset, rules=rules)
@@ -155,15 +187,16 @@ def pool_index(*, dataset: Dataset, rules: FilterRules, filters: PoolFilters) ->
             if s in counts
         ],
         by_ground_truth=by_ground_truth,
-        decisions={row.id: row for row in rows},
+        computed_at=timezone.now(),
     )
 
 
-def pool_question(*, question: Question, decisions: dict[int, CandidateDecision], filters: PoolFilters) -> dict:
+def pool_question(*, question: Question, rules: FilterRules, filters: PoolFilters) -> dict:
     """One question as the review page shows it: the dialogue as the annotator sees it, the ground
     truth and the candidates (source, every retriever's rank and score, counted scores, rule
     decision), and per repository and retriever every rank down to the deepest one used, each a
-    candidate or the reason it is not one. Four queries whatever the pool's size."""
+    candidate or the reason it is not one. Five queries whatever the pool's size."""
+    decisions = {d.id: d for d in candidate_decisions(dataset=question.dataset, rules=rules, question_id=question.pk)}
     candidates = list(
         Candidate.objects.filter(question=question)
         .order_by("-is_ground_truth", "id")

@@ -51,7 +51,7 @@ def pool_review(request: HttpRequest, name: str) -> HttpResponse:
     if question_id is not None:
         question = (
             Question.objects.filter(pk=question_id, dataset=dataset, derived_from__isnull=True)
-            .select_related("context")
+            .select_related("context", "dataset")
             .first()
         )
         if question is None:
@@ -60,7 +60,7 @@ def pool_review(request: HttpRequest, name: str) -> HttpResponse:
         listed = position < len(ids) and ids[position] == question_id
         before, after = ids[:position], ids[bisect_right(ids, question_id) :]
         context.update(
-            pool_question(question=question, decisions=index.decisions, filters=filters),
+            pool_question(question=question, rules=rules, filters=filters),
             position=position + 1 if listed else None,
             listed=listed,
             previous=before[-1] if before else None,

@@ -15,6 +15,7 @@ from tests.factories import (
     DatasetFactory,
     QuestionFactory,
     RepositoryFactory,
+    ScoreFactory,
     UtteranceFactory,
     staff_with,
 )
@@ -227,13 +228,32 @@ def test_a_rating_dataset_has_no_pools(reviewer):
 
 
 def test_the_number_of_queries_does_not_grow_with_candidates(reviewer, pools, repository, django_assert_num_queries):
-    page(reviewer, q=pools[0].pk)  # the session and permission caches
-    with django_assert_num_queries(13):
-        page(reviewer, q=pools[0].pk)
+    page(reviewer, q=pools[0].pk)  # the session and permission caches, and the dataset's index
+    with django_assert_num_queries(13):  # the index read from the cache
+        page(reviewer, q=pools[1].pk)
     for i in range(20):
         retrieved(pools[0], repository, f"One more museum line {i}.", source=CandidateSource.DENSE, rank=i + 2)
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(15):  # new candidates: the index computed again (two queries)
         assert "One more museum line 19." in page(reviewer, q=pools[0].pk).content.decode()
+    with django_assert_num_queries(13):
+        page(reviewer, q=pools[0].pk)
+
+
+def test_the_counts_follow_a_new_score_at_once(reviewer, pools):
+    # given the page seen once (its index cached), with the first question's dense candidate unscored
+    dense = pools[0].candidates.get(source=CandidateSource.DENSE)
+    before = page(reviewer, q=pools[0].pk).content.decode()
+    # when three annotators find that candidate acceptable
+    ScoreFactory.create_batch(3, candidate=dense, value=5)
+    after = page(reviewer, q=pools[0].pk).content.decode()
+    # then the counts by source and the candidate's decision say so on the next page
+    assert (acceptable_dense(before), acceptable_dense(after)) == (0, 1)
+    assert "dropped as acceptable" not in before and "dropped as acceptable" in after
+
+
+def acceptable_dense(html: str) -> int:
+    """The count of the by-source table's cell for dense candidates dropped as acceptable."""
+    return int(re.search(r"source=dense&amp;decision=acceptable[^>]*>(\d+)<", html).group(1))
 
 
 def test_the_page_needs_the_view_question_permission(client, pools):

@@ -9,7 +9,7 @@ from annotation.services.submission import Answer, unit_submit
 from core.errors import JobCancelled, UserError
 from core.text import text_hash
 from retrieval.models import ExclusionReason, IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
-from retrieval.selectors import NOT_RECORDED, PoolFilters, pool_index, pool_question
+from retrieval.selectors import NOT_RECORDED, PoolFilters, pool_question
 from retrieval.services import pools as pools_module
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.pools import PoolSettings, pool_sizes_check, pools_build
@@ -253,10 +253,9 @@ def test_every_rank_down_to_the_deepest_used_is_a_candidate_or_a_recorded_exclus
     # given pools built with exclusions of every kind
     build(settings=PoolSettings(min_tokens=5, paraphrase_threshold=0.7))
     dataset = Dataset.objects.get(name=DEMO_DATASET)
-    index = pool_index(dataset=dataset, rules=filter_rules_current(), filters=PoolFilters())
     # then the review page has a reason for every rank of every retriever
     for question in Question.objects.filter(dataset=dataset):
-        shown = pool_question(question=question, decisions=index.decisions, filters=PoolFilters())
+        shown = pool_question(question=question, rules=filter_rules_current(), filters=PoolFilters())
         ranks = [hit for table in shown["pools"] for r in table["retrievers"] for hit in r["ranks"]]
         assert ranks and not [hit for hit in ranks if hit["why"] == NOT_RECORDED]
 
