@@ -4,11 +4,10 @@ Every test fails at teardown if the double judged one of the backend's requests 
 """
 
 import pytest
-from elasticsearch import BadRequestError, Elasticsearch
+from elasticsearch import BadRequestError
 
 from retrieval.lexical.base import TIE_MARGIN, Hit
 from retrieval.lexical.elasticsearch_backend import ANALYZER, ElasticsearchBackend, ElasticsearchBackendError
-from tests.retrieval.es_double import ElasticsearchDouble
 
 INDEX = "wellchosen-subs-v1"
 UTTERANCES = [
@@ -19,23 +18,9 @@ UTTERANCES = [
 
 
 @pytest.fixture
-def es():
-    with ElasticsearchDouble() as double:
-        yield double
-        assert not double.errors, f"the double refused requests: {double.errors}"
-
-
-@pytest.fixture
-def client(es):
-    client = Elasticsearch(es.url, request_timeout=10)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def backend(es, client):
+def backend(es, es_client):
     def make(index_name: str = INDEX, **options) -> ElasticsearchBackend:
-        return ElasticsearchBackend(index_name=index_name, url=es.url, client=client, **options)
+        return ElasticsearchBackend(index_name=index_name, url=es.url, client=es_client, **options)
 
     return make
 
@@ -235,11 +220,11 @@ def test_exists_and_delete(es):
         subs.client.close()
 
 
-def test_the_double_records_a_request_the_backend_should_never_make(es, client):
+def test_the_double_records_a_request_the_backend_should_never_make(es, es_client):
     # given the real client
     # when it calls an endpoint the double does not implement
     with pytest.raises(BadRequestError):
-        client.perform_request("GET", "/_cat/indices")
+        es_client.perform_request("GET", "/_cat/indices")
     # then the double answered 400 and recorded the request as an error
     assert es.errors == [
         "GET /_cat/indices: illegal_argument_exception: no handler found for uri [/_cat/indices] and method [GET]"

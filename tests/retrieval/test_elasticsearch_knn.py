@@ -33,20 +33,6 @@ def unit(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-@pytest.fixture
-def es():
-    with ElasticsearchDouble() as double:
-        yield double
-        assert not double.errors, f"the double refused requests: {double.errors}"
-
-
-@pytest.fixture
-def client(es):
-    client = Elasticsearch(es.url, request_timeout=10)
-    yield client
-    client.close()
-
-
 def store_of(tmp_path, ids, vectors):
     writer = EmbeddingStoreWriter(tmp_path / "store", count=len(ids), dim=vectors.shape[1], dtype="float16", model="t")
     writer.append(np.asarray(ids), vectors)
@@ -92,9 +78,9 @@ def test_the_index_maps_one_strict_dense_vector_with_an_explicit_quantised_hnsw(
         assert not double.errors
 
 
-def test_vectors_are_bulk_indexed_under_their_utterance_ids_and_searchable_after_finish(es, client):
+def test_vectors_are_bulk_indexed_under_their_utterance_ids_and_searchable_after_finish(es, es_client):
     # given a writer with bulk requests of two documents
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16, bulk_threads=1, bulk_chunk=2)
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16, bulk_threads=1, bulk_chunk=2)
     vectors = unit(5)
     # when the encoding step hands it two chunks, then finishes
     writer.add(np.array([11, 12, 13]), vectors[:3])
@@ -108,36 +94,36 @@ def test_vectors_are_bulk_indexed_under_their_utterance_ids_and_searchable_after
     assert es.indices[INDEX].settings["refresh_interval"] == "1s" and len(es.indices[INDEX].visible) == 5
 
 
-def test_a_refused_vector_fails_the_load_naming_the_index_and_the_utterance(es, client):
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+def test_a_refused_vector_fails_the_load_naming_the_index_and_the_utterance(es, es_client):
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     not_unit = unit(2) * 2  # dot_product similarity takes unit-length vectors only
     with pytest.raises(ElasticsearchBackendError, match=rf"refused 2 vector\(s\) while loading '{INDEX}'.*'7'"):
         writer.add(np.array([7, 8]), not_unit)
     es.errors.clear()  # the refusals were the point
 
 
-def test_finish_refuses_an_index_that_does_not_hold_the_whole_store(es, client):
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+def test_finish_refuses_an_index_that_does_not_hold_the_whole_store(es, es_client):
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     writer.add(np.array([1, 2]), unit(2))
     with pytest.raises(ElasticsearchBackendError, match="holds 2 vectors, the store 3"):
         writer.finish(expected=3)
 
 
-def test_an_existing_index_is_not_overwritten(es, client):
-    ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+def test_an_existing_index_is_not_overwritten(es, es_client):
+    ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     with pytest.raises(ElasticsearchBackendError, match="already exists"):
-        ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+        ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     es.errors.clear()
 
 
-def test_knn_queries_go_in_msearch_batches_asking_k_times_rerank_candidates(es, client, tmp_path):
+def test_knn_queries_go_in_msearch_batches_asking_k_times_rerank_candidates(es, es_client, tmp_path):
     # given 200 vectors indexed and stored
     ids, vectors = np.arange(100, 300), unit(200)
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     writer.add(ids, vectors)
     writer.finish(expected=200)
     index = ElasticsearchKnnIndex(
-        store_of(tmp_path, ids, vectors), client=client, index_name=INDEX, rerank=4, msearch_batch=64
+        store_of(tmp_path, ids, vectors), client=es_client, index_name=INDEX, rerank=4, msearch_batch=64
     )
     # when 130 queries ask for their top 10
     scores, found = index.search(vectors[:130], k=10)
@@ -155,22 +141,22 @@ def test_knn_queries_go_in_msearch_batches_asking_k_times_rerank_candidates(es, 
     assert list(found[:, 0]) == list(ids[:130]) and np.allclose(scores[:, 0], 1.0, atol=1e-3)
 
 
-def test_without_reranking_the_cluster_scores_come_back_as_cosines(es, client, tmp_path):
+def test_without_reranking_the_cluster_scores_come_back_as_cosines(es, es_client, tmp_path):
     ids, vectors = np.arange(20), unit(20)
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     writer.add(ids, vectors)
     writer.finish(expected=20)
-    index = ElasticsearchKnnIndex(store_of(tmp_path, ids, vectors), client=client, index_name=INDEX, rerank=0)
+    index = ElasticsearchKnnIndex(store_of(tmp_path, ids, vectors), client=es_client, index_name=INDEX, rerank=0)
     scores, found = index.search(vectors[:2], k=3)
     assert np.allclose(scores, np.einsum("qkd,qd->qk", vectors[found], vectors[:2]), atol=1e-4)
 
 
-def test_hits_the_store_does_not_hold_are_an_error(es, client, tmp_path):
+def test_hits_the_store_does_not_hold_are_an_error(es, es_client, tmp_path):
     # given an index that holds an utterance its store lacks (the two from different builds)
-    writer = ElasticsearchKnnWriter(client=client, index_name=INDEX, dims=16)
+    writer = ElasticsearchKnnWriter(client=es_client, index_name=INDEX, dims=16)
     writer.add(np.array([1, 2, 3]), unit(3))
     writer.finish(expected=3)
-    index = ElasticsearchKnnIndex(store_of(tmp_path, [1, 2], unit(2)), client=client, index_name=INDEX, rerank=2)
+    index = ElasticsearchKnnIndex(store_of(tmp_path, [1, 2], unit(2)), client=es_client, index_name=INDEX, rerank=2)
     with pytest.raises(ElasticsearchBackendError, match="returned utterances \\[3\\]"):
         index.search(unit(1), k=3)
 
@@ -215,10 +201,10 @@ def test_replaced_versions_delete_their_cluster_index(db, es, settings):
 
 
 @pytest.mark.slow
-def test_a_build_replaces_the_cluster_index_a_crashed_build_of_its_version_left(db, es, client, settings):
+def test_a_build_replaces_the_cluster_index_a_crashed_build_of_its_version_left(db, es, es_client, settings):
     # given the cluster index of version 1, left by a build whose version row was rolled back
     settings.ELASTICSEARCH_URL, settings.WELLCHOSEN_DENSE_SEARCH = es.url, "elasticsearch"
-    ElasticsearchKnnWriter(client=client, index_name=index_name_for("subs-v1"), dims=384).add(
+    ElasticsearchKnnWriter(client=es_client, index_name=index_name_for("subs-v1"), dims=384).add(
         np.array([999]), unit(1, dim=384)
     )
     repository = RepositoryFactory(name="subs")

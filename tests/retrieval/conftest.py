@@ -1,0 +1,23 @@
+"""The Elasticsearch wire-format double and a real client of it, for the BM25 and kNN backends."""
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from tests.retrieval.es_double import ElasticsearchDouble
+
+
+@pytest.fixture
+def es():
+    """The double; a test fails at teardown if it judged one of the requests invalid."""
+    with ElasticsearchDouble() as double:
+        yield double
+        assert not double.errors, f"the double refused requests: {double.errors}"
+
+
+@pytest.fixture
+def es_client(es):
+    """The real ``elasticsearch`` client of the double (named so as not to hide pytest-django's
+    ``client``, the test client of the pages)."""
+    client = Elasticsearch(es.url, request_timeout=10)
+    yield client
+    client.close()
