@@ -14,7 +14,7 @@ the ground truth (``model == "ground-truth"``) and a random utterance (``"negati
 
 The reader streams the list one object at a time (never the whole file in memory) and names the
 file, the item and the field in every error. Items are read as strictly as JSON lines are
-(core.lines.json_raw_decode): no repeated keys, NaN or over-deep nesting, and no NUL character or
+(core.json_lines.json_raw_decode): no repeated keys, NaN or over-deep nesting, and no NUL character or
 lone surrogate in any string.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.lines import JSONValueError, json_raw_decode
+from core.json_lines import JSONValueError, json_raw_decode
 
 NON_SYSTEMS = frozenset({"ground-truth", "negative-sample"})
 ASPECTS = ("appropriateness", "content", "grammar", "relevance")

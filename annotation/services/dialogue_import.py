@@ -6,7 +6,8 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ImportFileError, UserError
-from core.lines import JSONSyntaxError, LineReader, RawLine, decode_field, encoding_check, parse_json_line
+from core.json_lines import JSONSyntaxError, parse_json_line
+from core.lines import LineReader, RawLine, decode_field, encoding_check
 from core.services.jobs import JobProgress
 
 from .datasets import dataset_get_or_create

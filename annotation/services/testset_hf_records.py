@@ -13,7 +13,8 @@ from django.conf import settings
 
 from annotation.models import CandidateSource, Score
 from core.errors import ImportFileError
-from core.lines import JSONSyntaxError, LineReader, RawLine, parse_json_line
+from core.json_lines import JSONSyntaxError, parse_json_line
+from core.lines import LineReader, RawLine
 from core.text import text_hash
 
 from .questions import check_text

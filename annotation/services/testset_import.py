@@ -13,7 +13,8 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, RawLine, decode_field, encoding_check, parse_json_line
+from core.json_lines import parse_json_line
+from core.lines import LineReader, RawLine, decode_field, encoding_check
 from core.services.jobs import JobProgress
 
 from .annotators import imported_annotators_get_or_create, imported_scores_insert
@@ -178,7 +179,7 @@ def _next_scores(lines, *, tsv_line: int, path: Path, shape: _Shape, n_candidate
 
 # A line of flat lists of small integers, as the released files have them: nothing in it (no
 # string, no object, no nesting below the second level, no long number) that the checks of
-# core.lines.parse_json_line look for, so the plain decoder gives the same value faster.
+# core.json_lines.parse_json_line look for, so the plain decoder gives the same value faster.
 _PLAIN_SCORES = re.compile(rb"\s*\[\s*(?:\[[0-9 ,]*\]\s*,?\s*)*\]\s*")
 _PLAIN_NUMBER = re.compile(rb"[0-9]{10}")
 

@@ -27,7 +27,8 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import ImportFileError, UserError
-from core.lines import JSONSyntaxError, LineReader, parse_json_line
+from core.json_lines import JSONSyntaxError, parse_json_line
+from core.lines import LineReader
 from pairs.edits import Criterion
 from pairs.models import Pair, PairSet, Review
 from pairs.selectors import review_counts

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import ImportFileError, UserError
-from core.lines import LineReader, csv_rows, decode_field, encoding_check, parse_json_line
+from core.json_lines import parse_json_line
+from core.lines import LineReader, csv_rows, decode_field, encoding_check
 
 
 def test_bom_and_crlf_are_removed(write_file):

@@ -17,7 +17,8 @@ from annotation.services.testset_hf_records import FIELDS as HF_FIELDS
 from annotation.services.testset_hf_records import _parse as _parse_hf
 from annotation.services.testset_import import _next_scores, _parse_tsv_line, _Shape
 from core.errors import UserError
-from core.lines import LineReader, RawLine, csv_rows, decode_field, parse_json_line
+from core.json_lines import parse_json_line
+from core.lines import LineReader, RawLine, csv_rows, decode_field
 from core.text import clean_text
 from evaluation.human import HumanRatingsError, read_zhao
 from retrieval.services.repository_import import FORMATS, _utterances
