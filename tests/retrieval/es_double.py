@@ -14,79 +14,25 @@ invalid (answered 400), unknown endpoints included.
 
 import json
 import math
-import re
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
+
+from tests.retrieval.es_analysis import STOP_WORDS, analyze
+from tests.retrieval.es_double_knn import KnnRequests
+from tests.retrieval.es_wire import SHARDS, EsError, Request, invalid, not_found
 
 VERSION = "8.15.3"
 RESPONSE_TYPE = "application/vnd.elasticsearch+json; compatible-with=8"
 JSON_TYPES = {"application/json", "application/vnd.elasticsearch+json"}
 NDJSON_TYPES = {"application/x-ndjson", "application/vnd.elasticsearch+x-ndjson"}
-SHARDS = {"total": 1, "successful": 1, "skipped": 0, "failed": 0}
 K1, B = 1.2, 0.75
-VECTOR_TYPES = {"hnsw", "int8_hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat", "int4_flat", "bbq_flat"}
-MAX_NUM_CANDIDATES = 10_000
-
-STOP_WORDS = frozenset(
-    """
-a about above after again against all am an and any are as at be because been before being below between both but by
-can could did do does doing down during each few for from further had has have having he her here hers herself him
-himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
-our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
-these they this those through to too under until up very was we were what when where which while who whom why will
-with would you your yours yourself yourselves
-""".split()
-)
-TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*")
-POSSESSIVE = re.compile(r"['\u2019]s$")
-
-
-def stem(token: str) -> str:
-    """Crude suffix stripping: trains/train, leaves/leave, loved/love meet on one stem."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3 and not token.endswith("ss"):
-            token = token[: -len(suffix)]
-            break
-    return token[:-1] if token.endswith("e") and len(token) > 3 else token
-
-
-def analyze(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[str]:
-    tokens = (POSSESSIVE.sub("", token) for token in TOKEN.findall(text.lower()))
-    return [stem(token) for token in tokens if token not in stop_words]
-
-
-class Request(NamedTuple):
-    method: str
-    path: str
-    body: Any
-
-
-class EsError(Exception):
-    """An error answer; ``invalid`` ones (bad requests) are recorded in ``errors``."""
-
-    def __init__(self, status: int, kind: str, reason: str, *, invalid: bool = False, **extra: Any) -> None:
-        super().__init__(f"{kind}: {reason}")
-        self.status, self.kind, self.reason, self.invalid, self.extra = status, kind, reason, invalid, extra
-
-    def body(self) -> dict[str, Any]:
-        cause = {"type": self.kind, "reason": self.reason, **self.extra}
-        return {"error": {"root_cause": [cause], **cause}, "status": self.status}
-
-
-def invalid(reason: str, kind: str = "illegal_argument_exception") -> EsError:
-    return EsError(400, kind, reason, invalid=True)
-
-
-def not_found(name: str) -> EsError:
-    extra = {"resource.type": "index_or_alias", "resource.id": name, "index_uuid": "_na_", "index": name}
-    return EsError(404, "index_not_found_exception", f"no such index [{name}]", **extra)
 
 
 @dataclass
@@ -156,7 +102,7 @@ def _flat_settings(settings: Any) -> dict[str, Any]:
     return {**{key: value for key, value in settings.items() if key != "index"}, **(settings.get("index") or {})}
 
 
-class ElasticsearchDouble:
+class ElasticsearchDouble(KnnRequests):
     def __init__(self, version: str = VERSION) -> None:
         self.version = version
         self.indices: dict[str, FakeIndex] = {}
@@ -304,33 +250,6 @@ class ElasticsearchDouble:
         self.indices[name] = FakeIndex(name, settings, mappings, words)
         return {"acknowledged": True, "shards_acknowledged": True, "index": name}
 
-    def _check_vector_mapping(self, mappings: dict[str, Any]) -> None:
-        """A strict mapping, _source disabled, one indexed dense_vector field with an HNSW type."""
-        if set(mappings) != {"dynamic", "_source", "properties"}:
-            raise invalid(f"expected dynamic, _source and properties: {mappings}", "mapper_parsing_exception")
-        if mappings["dynamic"] != "strict" or mappings["_source"] != {"enabled": False}:
-            raise invalid("the mapping must be strict, with _source disabled", "mapper_parsing_exception")
-        spec = mappings["properties"]["vector"]
-        known = {"type", "dims", "index", "similarity", "index_options", "element_type"}
-        if spec.get("type") != "dense_vector" or set(spec) - known:
-            raise invalid(f"[vector] must be a dense_vector field: {spec}", "mapper_parsing_exception")
-        dims = spec.get("dims")
-        if not isinstance(dims, int) or not 1 <= dims <= 4096 or spec.get("element_type", "float") != "float":
-            raise invalid(
-                f"[dims] must be an integer from 1 to 4096, of float elements: {spec}", "mapper_parsing_exception"
-            )
-        if spec.get("index") is not True or spec.get("similarity") not in ("dot_product", "cosine"):
-            raise invalid(
-                f"the double searches indexed dot_product or cosine vectors: {spec}", "mapper_parsing_exception"
-            )
-        options = spec.get("index_options") or {}
-        kind = options.get("type")
-        if kind not in VECTOR_TYPES or set(options) - {"type", "m", "ef_construction", "confidence_interval"}:
-            raise invalid(f"unknown index_options {options}", "mapper_parsing_exception")
-        major, minor = (int(part) for part in self.version.split(".")[:2])
-        if kind.startswith("bbq") and ((major, minor) < (8, 16) or dims < 64):
-            raise invalid(f"[index_options] unknown type [{kind}] (or fewer than 64 dims)", "mapper_parsing_exception")
-
     def _put_settings(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         index, updates = self._resolve(name), _flat_settings(body)
         if not updates or set(updates) - {"refresh_interval", "number_of_replicas"}:
@@ -403,20 +322,6 @@ class ElasticsearchDouble:
             items.append({"index": item})
         return {"errors": any("error" in i["index"] for i in items), "took": 1, "items": items}
 
-    @staticmethod
-    def _vector_failure(index: FakeIndex, vector: Any) -> EsError | None:
-        spec = index.mappings["properties"][index.vector_field]
-        if not isinstance(vector, list) or len(vector) != spec["dims"]:
-            got = len(vector) if isinstance(vector, list) else type(vector).__name__
-            reason = f"The [dense_vector] field [{index.vector_field}] has {spec['dims']} dims, got {got}"
-            return EsError(400, "document_parsing_exception", reason)
-        if not all(isinstance(x, (int, float)) for x in vector):
-            return EsError(400, "document_parsing_exception", "vector elements must be numbers")
-        if spec["similarity"] == "dot_product" and abs(sum(x * x for x in vector) - 1.0) > 1e-4:
-            reason = "The [dot_product] similarity can only be used with unit-length vectors."
-            return EsError(400, "document_parsing_exception", reason)
-        return None
-
     def _msearch(self, path_index: str | None, lines: list[Any]) -> dict[str, Any]:
         started, responses = time.monotonic(), []
         if not lines or len(lines) % 2:
@@ -440,35 +345,6 @@ class ElasticsearchDouble:
                 found = {"total": {"value": len(ranked), "relation": "eq"}, **found}
             responses.append({"took": 1, "timed_out": False, "_shards": SHARDS, "hits": found, "status": 200})
         return {"took": int((time.monotonic() - started) * 1000), "responses": responses}
-
-    @staticmethod
-    def _knn(index: FakeIndex, knn: dict[str, Any]) -> list[tuple[str, float]]:
-        field_name, spec = index.vector_field, None
-        if field_name:
-            spec = index.mappings["properties"][field_name]
-        if knn["field"] != field_name or spec is None:
-            raise invalid(f"field [{knn['field']}] is not a dense_vector field of [{index.name}]")
-        if len(knn["query_vector"]) != spec["dims"]:
-            raise invalid(f"the query vector has {len(knn['query_vector'])} dims, the field {spec['dims']}")
-        return index.knn(knn["query_vector"], knn["k"])
-
-    @staticmethod
-    def _check_knn(body: dict[str, Any]) -> tuple[dict[str, Any], int, Any]:
-        knn, size = body["knn"], body.get("size", 10)
-        if not isinstance(knn, dict) or set(knn) != {"field", "query_vector", "k", "num_candidates"} or "query" in body:
-            raise invalid(
-                f"expected knn with field, query_vector, k and num_candidates alone: {knn}", "parsing_exception"
-            )
-        k, candidates, vector = knn["k"], knn["num_candidates"], knn["query_vector"]
-        if not isinstance(k, int) or not isinstance(candidates, int) or k < 1:
-            raise invalid(f"[k] and [num_candidates] must be integers, k >= 1: {knn}", "parsing_exception")
-        if candidates < k or candidates > MAX_NUM_CANDIDATES:
-            raise invalid(f"[num_candidates] must be from [k] to {MAX_NUM_CANDIDATES}, got {candidates} (k {k})")
-        if not isinstance(vector, list) or not all(isinstance(x, (int, float)) for x in vector):
-            raise invalid("[query_vector] must be a list of numbers", "parsing_exception")
-        if not isinstance(size, int) or size < 0 or body.get("_source") is not False:
-            raise invalid(f"expected a size >= 0 and _source false: {body}", "parsing_exception")
-        return knn, size, body.get("track_total_hits")
 
     @classmethod
     def _check_search(cls, body: Any) -> tuple[Any, int, Any]:
