@@ -301,6 +301,12 @@ if WELLCHOSEN_JOB_SHARD_SIZE < 1:
 WELLCHOSEN_EVALUATION_SHARD_SIZE = env_int("WELLCHOSEN_EVALUATION_SHARD_SIZE", 2048)
 if WELLCHOSEN_EVALUATION_SHARD_SIZE < 1:
     raise ValueError(f"WELLCHOSEN_EVALUATION_SHARD_SIZE must be at least 1, not {WELLCHOSEN_EVALUATION_SHARD_SIZE}")
+# A campaign job's RANDOM trials, in trials of one system per shard (rounded up to whole blocks of
+# trials that a language model scores in one call). Each shard scores the test set's ground truths
+# once more, so a shard holds several blocks; a worker that joins loads the system's model first.
+WELLCHOSEN_TRIAL_SHARD_SIZE = env_int("WELLCHOSEN_TRIAL_SHARD_SIZE", 20)
+if WELLCHOSEN_TRIAL_SHARD_SIZE < 1:
+    raise ValueError(f"WELLCHOSEN_TRIAL_SHARD_SIZE must be at least 1, not {WELLCHOSEN_TRIAL_SHARD_SIZE}")
 # Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
 # that no worker took before the next one is dropped (expires), so a stopped worker finds one
 # message waiting, not a pile.

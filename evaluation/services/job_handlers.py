@@ -5,7 +5,7 @@ from core.services.job_shards import ShardProgress
 from core.services.jobs import JobProgress
 from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateParams, GenerateParams
 
-from .campaigns import campaign_run
+from .campaigns import campaign_run, campaign_trials_shard_score
 from .evaluations import evaluation_run, evaluation_shard_score
 from .generations import generation_run
 from .pair_evaluations import pair_evaluation_run
@@ -49,8 +49,22 @@ def generate(params: GenerateParams, job: Job, progress: JobProgress) -> dict:
 
 
 def campaign(params: CampaignParams, job: Job, progress: JobProgress) -> dict:
+    """The systems' evaluation jobs run inside this one (their shards are theirs), then the
+    RANDOM trials in shards of this job (campaign_shard), then the report."""
     return campaign_run(
-        campaign_id=params.campaign_id, evaluate=params.evaluate, device=params.device, progress=progress
+        campaign_id=params.campaign_id, evaluate=params.evaluate, device=params.device, progress=progress, job=job
+    )
+
+
+def campaign_shard(params: CampaignParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One system's block of the campaign's RANDOM trials."""
+    return campaign_trials_shard_score(
+        campaign_id=params.campaign_id,
+        system_id=shard.params["system_id"],
+        first_trial=shard.params["first_trial"],
+        last_trial=shard.params["last_trial"],
+        device=params.device,
+        progress=progress,
     )
 
 
@@ -61,4 +75,4 @@ HANDLERS = {
     CampaignParams: campaign,
 }
 # Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
-SHARD_HANDLERS = {EvaluateParams: evaluate_shard}
+SHARD_HANDLERS = {EvaluateParams: evaluate_shard, CampaignParams: campaign_shard}

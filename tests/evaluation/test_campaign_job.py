@@ -103,6 +103,13 @@ def test_the_evaluations_of_a_campaign_run_in_shards_of_their_own_jobs(setup):
         assert list(shards.values_list("status", "total_count")) == [(JobShardStatus.SUCCEEDED, 6)]
         assert evaluation.job.status == JobStatus.SUCCEEDED and evaluation.summary["questions"] == 6
         assert f"job #{evaluation.job.pk}: scoring questions" in [phase["name"] for phase in job.phases]
+    # and the campaign's own job ran its RANDOM trials in shards of its own, one per system
+    own = JobShard.objects.filter(job=job).order_by("number")
+    systems = dict(System.objects.values_list("pk", "name"))
+    assert [(systems[s.params["system_id"]], s.status, s.total_count) for s in own] == [
+        ("longest", JobShardStatus.SUCCEEDED, TRIALS),
+        ("shortest", JobShardStatus.SUCCEEDED, TRIALS),
+    ]
 
 
 def test_a_second_run_reuses_evaluations_and_trials(setup):

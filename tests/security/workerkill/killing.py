@@ -86,12 +86,14 @@ def kill_mid_job_and_take_over(
     cluster: Cluster,
     *,
     kill_at: float = 0.2,
+    kill_when: Callable[[], bool] | None = None,
     after_kill: Callable[[], None] | None = None,
     timeout: float = 90,
 ) -> Job:
     """Run ``job`` on a first worker, SIGKILL it once the job reported at least ``kill_at`` of its
-    work done (and not all of it), call ``after_kill``, start a second worker and let its beat hand
-    the job over. Returns the finished job; prints a KillReport."""
+    work done (and not all of it) and ``kill_when()`` holds (a moment inside the job's work), call
+    ``after_kill``, start a second worker and let its beat hand the job over. Returns the finished
+    job; prints a KillReport."""
     first = cluster.start_worker("first")
     cluster.enqueue(job)
     deadline = time.monotonic() + timeout
@@ -103,7 +105,7 @@ def kill_mid_job_and_take_over(
         if row.status == JobStatus.RUNNING:
             running_since = running_since or time.monotonic()
             done, total = job_progress(job.pk)
-            if total and kill_at * total <= done < total:
+            if total and kill_at * total <= done < total and (kill_when is None or kill_when()):
                 break
         if time.monotonic() > deadline:
             pytest.fail(f"{job.kind} job made no progress in {timeout} s:\n{first.log_text()}")
