@@ -17,9 +17,10 @@ from retrieval.dense.encoder import get_encoder
 from retrieval.job_params import BuildIndexesParams
 from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
 from retrieval.selectors import dense_index_for
-from retrieval.services.encoding_shards import encoding_chunking
+from retrieval.services.encoding_shards import encoding_chunking, encoding_shards_plan
 from retrieval.services.indexing import embeddings_build
 from retrieval.services.repository_import import repository_import
+from tests.factories import RepositoryFactory, UtteranceFactory
 from tests.retrieval.es_double import ElasticsearchDouble
 from tests.security.workerkill.corpus import sentences
 from tests.worker_helpers import (
@@ -39,6 +40,35 @@ STORE_FILES = ("ids.npy", "vectors.bin", "meta.json")
 )
 def test_a_shard_holds_whole_chunks_of_the_encoder(encoder_chunk, size, expected):
     assert encoding_chunking(encoder_chunk=encoder_chunk, size=size) == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("n", "expected_counts"), [(0, []), (3, [3]), (8, [4, 4]), (9, [4, 4, 1])])
+def test_the_plan_cuts_the_repositorys_utterances_into_blocks_at_their_rows(n, expected_counts):
+    # given a repository of n utterances whose ids interleave with another repository's
+    ours, theirs = RepositoryFactory(name="ours"), RepositoryFactory(name="theirs")
+    ids = []
+    for _ in range(n):
+        ids.append(UtteranceFactory(repository=ours).pk)
+        UtteranceFactory(repository=theirs)
+    UtteranceFactory(repository=ours)  # imported after the snapshot
+    index = RetrievalIndex.objects.create(
+        repository=ours,
+        kind=IndexKind.DENSE,
+        version=1,
+        name="ours-v1",
+        content_version=1,
+        params={"top_utterance_id": ids[-1] if ids else 0, "count": n},
+    )
+    # when it is planned in blocks of 4
+    plan = encoding_shards_plan(index=index, size=4, chunk=2)
+    # then each shard holds the next 4 of its ids, up to the snapshot, at their rows of the store
+    blocks = [ids[start : start + 4] for start in range(0, n, 4)]
+    assert [s.total for s in plan] == [len(b) for b in blocks] == expected_counts
+    assert [s.params for s in plan] == [
+        {"index": index.pk, "first_id": b[0], "last_id": b[-1], "offset": 4 * k, "count": len(b), "chunk": 2}
+        for k, b in enumerate(blocks)
+    ]
 
 
 def import_repository(folder: Path, n: int) -> Repository:
