@@ -307,6 +307,13 @@ if WELLCHOSEN_EVALUATION_SHARD_SIZE < 1:
 WELLCHOSEN_TRIAL_SHARD_SIZE = env_int("WELLCHOSEN_TRIAL_SHARD_SIZE", 20)
 if WELLCHOSEN_TRIAL_SHARD_SIZE < 1:
     raise ValueError(f"WELLCHOSEN_TRIAL_SHARD_SIZE must be at least 1, not {WELLCHOSEN_TRIAL_SHARD_SIZE}")
+# The dense encoding of a repository (build_indexes) in shards of this many utterances, by id,
+# rounded up to whole chunks of the encoder (8,192 texts per call on a CPU, 25,000 on a GPU) so
+# that a build in shards encodes exactly the chunks of a build in one piece; a smaller value
+# encodes in chunks of its own size.
+WELLCHOSEN_ENCODING_SHARD_SIZE = env_int("WELLCHOSEN_ENCODING_SHARD_SIZE", 100_000)
+if WELLCHOSEN_ENCODING_SHARD_SIZE < 1:
+    raise ValueError(f"WELLCHOSEN_ENCODING_SHARD_SIZE must be at least 1, not {WELLCHOSEN_ENCODING_SHARD_SIZE}")
 # Periodic tasks (`celery -A config beat`, or a worker started with -B as in `make run`). A tick
 # that no worker took before the next one is dropped (expires), so a stopped worker finds one
 # message waiting, not a pile.

@@ -1,6 +1,8 @@
 """Where dense search runs: FAISS on the worker, or kNN on the Elasticsearch cluster
 (``WELLCHOSEN_DENSE_SEARCH``). A backend is fed the encoded chunks while the embedding store is
-written, finishes its index from the store, opens it for search and deletes it."""
+written, finishes its index from the store, opens it for search and deletes it. A build in shards
+(retrieval.services.encoding_shards) begins it on the job's worker, feeds it from each shard's
+worker (``attach``) and finishes it on the job's worker again."""
 
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -25,6 +27,16 @@ class DenseBackend(ABC):
 
     def __init__(self, *, folder: Path, dim: int, count: int) -> None:
         self.folder, self.dim, self.count = Path(folder), dim, count
+
+    @classmethod
+    def attach(cls, *, folder: Path, dim: int, count: int, params: dict) -> "DenseBackend":
+        """The build that another process began, whose ``shared_params`` are in ``params``: to be
+        fed a shard's chunks, or finished."""
+        return cls(folder=folder, dim=dim, count=count)
+
+    def shared_params(self) -> dict:
+        """What ``attach`` needs to reach this build from another process."""
+        return {}
 
     @abstractmethod
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -67,14 +79,23 @@ class FaissBackend(DenseBackend):
 class ElasticsearchDenseBackend(DenseBackend):
     name = "elasticsearch"
 
-    def __init__(self, *, folder: Path, dim: int, count: int) -> None:
+    def __init__(self, *, folder: Path, dim: int, count: int, existing: dict | None = None) -> None:
+        """Creates the version's cluster index; ``existing``: the ``shared_params`` of one created before."""
         super().__init__(folder=folder, dim=dim, count=count)
         self.writer = ElasticsearchKnnWriter(
             client=_client(),
-            index_name=index_name_for(self.folder.name),
+            index_name=existing["es_index"] if existing else index_name_for(self.folder.name),
             dims=dim,
-            index_type=settings.WELLCHOSEN_ES_VECTOR_INDEX,
+            index_type=existing["es_vector_index"] if existing else settings.WELLCHOSEN_ES_VECTOR_INDEX,
+            create=existing is None,
         )
+
+    @classmethod
+    def attach(cls, *, folder: Path, dim: int, count: int, params: dict) -> DenseBackend:
+        return cls(folder=folder, dim=dim, count=count, existing=params)
+
+    def shared_params(self) -> dict:
+        return {"es_index": self.writer.index_name, "es_vector_index": self.writer.index_type}
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         self.writer.add(ids, vectors)

@@ -73,7 +73,11 @@ def _vector(row: np.ndarray) -> list[float]:
 
 
 class ElasticsearchKnnWriter:
-    """Creates the index, bulk-loads vectors chunk by chunk, then makes them searchable."""
+    """Creates the index, bulk-loads vectors chunk by chunk, then makes them searchable.
+
+    ``create=False``: the index exists (a build in shards: each shard's worker loads its own
+    vectors into the index the job's worker created). A vector loaded twice (a shard taken over)
+    is the same document, under its utterance id."""
 
     def __init__(
         self,
@@ -84,12 +88,16 @@ class ElasticsearchKnnWriter:
         index_type: str = "auto",
         bulk_threads: int = 2,
         bulk_chunk: int = 500,
+        create: bool = True,
     ) -> None:
         self.client, self.index_name = client, index_name
         self.bulk_threads, self.bulk_chunk = bulk_threads, bulk_chunk
         self.index_type = vector_index_type(
             server_version=client.info()["version"]["number"], dims=dims, configured=index_type
         )
+        self.written = 0
+        if not create:
+            return
         try:
             client.indices.create(index=index_name, **vector_index_body(dims=dims, index_type=self.index_type))
         except ApiError as exc:
@@ -98,7 +106,6 @@ class ElasticsearchKnnWriter:
                     f"Elasticsearch index {index_name!r} already exists; build a new version or delete it first"
                 ) from exc
             raise ElasticsearchBackendError(f"cannot create Elasticsearch index {index_name!r}: {exc}") from exc
-        self.written = 0
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         actions = (

@@ -85,34 +85,96 @@ def decode(rows: np.ndarray, dtype: str) -> np.ndarray:
     return rows.astype(np.float32)
 
 
-class EmbeddingStoreWriter:
-    """Fills a store in id order, chunk by chunk; the folder only becomes a store when closed."""
+ALLOCATED = "allocated.json"  # the meta of a store whose rows are still being written
 
-    def __init__(self, folder: Path, *, count: int, dim: int, dtype: str, model: str) -> None:
-        if dtype not in DTYPES:
-            raise ValueError(f"unknown embedding dtype {dtype!r}; expected one of {DTYPES}")
+
+def store_allocate(folder: Path, *, count: int, dim: int, dtype: str, model: str) -> StoreMeta:
+    """Create the store's files at their full size, every row still empty. The store only becomes
+    one (``meta.json``) once ``store_complete`` has checked that every row was written; until
+    then its meta is in ``allocated.json``, where the writers of its blocks read it."""
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown embedding dtype {dtype!r}; expected one of {DTYPES}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=False)
+    meta = StoreMeta(model=model, dim=dim, count=count, dtype=dtype)
+    ids = np.lib.format.open_memmap(folder / "ids.npy", mode="w+", dtype=np.int64, shape=(count,))
+    vectors = np.memmap(folder / "vectors.bin", dtype=dtype, mode="w+", shape=(max(count, 1), dim))
+    del ids, vectors
+    (folder / ALLOCATED).write_text(json.dumps(meta.__dict__))
+    return meta
+
+
+class StoreBlockWriter:
+    """Writes rows ``offset`` to ``offset + count`` of an allocated store, in id order, in place:
+    one block per writer, so that several processes fill one store, each its own rows."""
+
+    def __init__(self, folder: Path, *, offset: int, count: int) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=False)
-        self.meta = StoreMeta(model=model, dim=dim, count=count, dtype=dtype)
-        self._ids = np.lib.format.open_memmap(self.folder / "ids.npy", mode="w+", dtype=np.int64, shape=(count,))
-        self._vectors = np.memmap(self.folder / "vectors.bin", dtype=dtype, mode="w+", shape=(max(count, 1), dim))
-        self.written = 0
+        self.meta = StoreMeta(**json.loads((self.folder / ALLOCATED).read_text()))
+        if offset < 0 or offset + count > self.meta.count:
+            raise ValueError(f"rows {offset} to {offset + count} are outside a store of {self.meta.count}")
+        self.offset, self.count, self.written = offset, count, 0
+        self._ids = np.load(self.folder / "ids.npy", mmap_mode="r+")
+        shape = (max(self.meta.count, 1), self.meta.dim)
+        self._vectors = np.memmap(self.folder / "vectors.bin", dtype=self.meta.dtype, mode="r+", shape=shape)
 
     def append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         n = len(ids)
-        if self.written + n > self.meta.count:
-            raise ValueError("more rows than the store was created for")
-        if n and self.written and ids[0] <= self._ids[self.written - 1]:
+        if self.written + n > self.count:
+            raise ValueError("more rows than the block was created for")
+        at = self.offset + self.written
+        if n and self.written and ids[0] <= self._ids[at - 1]:
             raise ValueError("ids must be appended in ascending order")
-        self._ids[self.written : self.written + n] = ids
-        self._vectors[self.written : self.written + n] = encode_rows(vectors, self.meta.dtype)
+        self._ids[at : at + n] = ids
+        self._vectors[at : at + n] = encode_rows(vectors, self.meta.dtype)
         self.written += n
+
+    def flush(self) -> None:
+        """Write the block's rows to disk; it must be complete."""
+        if self.written != self.count:
+            raise ValueError(f"block expected {self.count} rows, got {self.written}")
+        self._ids.flush()
+        self._vectors.flush()
+        del self._ids, self._vectors
+
+
+def store_complete(folder: Path) -> EmbeddingStore:
+    """The allocated store as a store, once its ids ascend from the first row to the last: a row
+    never written (id 0) after one that was breaks the order."""
+    folder = Path(folder)
+    meta = StoreMeta(**json.loads((folder / ALLOCATED).read_text()))
+    ids = np.load(folder / "ids.npy", mmap_mode="r")
+    previous = -1
+    for start in range(0, meta.count, CHUNK * 16):
+        block = np.asarray(ids[start : start + CHUNK * 16])
+        if block[0] <= previous or (np.diff(block) <= 0).any():
+            raise ValueError(f"store {folder}: rows from {start} were not all written, or not in id order")
+        previous = int(block[-1])
+    del ids
+    (folder / "meta.json").write_text(json.dumps(meta.__dict__))
+    (folder / ALLOCATED).unlink()
+    return EmbeddingStore(folder)
+
+
+class EmbeddingStoreWriter:
+    """Fills a store in id order, chunk by chunk, as one block; the folder only becomes a store when closed."""
+
+    def __init__(self, folder: Path, *, count: int, dim: int, dtype: str, model: str) -> None:
+        self.folder = Path(folder)
+        self.meta = store_allocate(self.folder, count=count, dim=dim, dtype=dtype, model=model)
+        self._block = StoreBlockWriter(self.folder, offset=0, count=count)
+
+    @property
+    def written(self) -> int:
+        return self._block.written
+
+    def append(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        if self._block.written + len(ids) > self.meta.count:
+            raise ValueError("more rows than the store was created for")
+        self._block.append(ids, vectors)
 
     def close(self) -> EmbeddingStore:
         if self.written != self.meta.count:
             raise ValueError(f"store expected {self.meta.count} rows, got {self.written}")
-        self._ids.flush()
-        self._vectors.flush()
-        del self._ids, self._vectors
-        (self.folder / "meta.json").write_text(json.dumps(self.meta.__dict__))
-        return EmbeddingStore(self.folder)
+        self._block.flush()
+        return store_complete(self.folder)

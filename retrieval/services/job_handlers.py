@@ -11,7 +11,8 @@ from core.services.job_shards import ShardProgress, job_shards_run
 from core.services.jobs import JobProgress
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
 
-from .indexing import embeddings_build, lexical_index_build
+from .encoding_shards import embeddings_build_sharded, encoding_shard_run
+from .indexing import lexical_index_build
 from .pool_shards import pool_reports_merge, pool_shards_plan
 from .pool_targets import pools_target_get
 from .pools import PoolSettings, pools_build_questions, pools_prepare
@@ -39,7 +40,7 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
         index = lexical_index_build(repository=repository, progress=progress, job_id=job.pk)
         built["lexical"] = {"name": index.name, "backend": index.backend, "utterances": index.utterance_count}
     if "dense" in params.kinds:
-        index = embeddings_build(repository=repository, progress=progress, job_id=job.pk)
+        index = embeddings_build_sharded(repository=repository, job=job, progress=progress)
         built["dense"] = {
             "name": index.name,
             "model": index.backend,
@@ -49,6 +50,20 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
             "es_index": index.params.get("es_index"),
         }
     return built
+
+
+def build_indexes_shard(params: BuildIndexesParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One block of the repository's utterances, encoded into the version the job began."""
+    p = shard.params
+    return encoding_shard_run(
+        index_id=p["index"],
+        first_id=p["first_id"],
+        last_id=p["last_id"],
+        offset=p["offset"],
+        count=p["count"],
+        chunk=p["chunk"],
+        progress=progress,
+    )
 
 
 def build_pools(params: BuildPoolsParams, job: Job, progress: JobProgress) -> dict:
@@ -107,4 +122,4 @@ HANDLERS = {
     BuildPoolsParams: build_pools,
 }
 # Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
-SHARD_HANDLERS = {BuildPoolsParams: build_pools_shard}
+SHARD_HANDLERS = {BuildIndexesParams: build_indexes_shard, BuildPoolsParams: build_pools_shard}
