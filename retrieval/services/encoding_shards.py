@@ -42,7 +42,7 @@ from retrieval.dense.encoder import Encoder, get_encoder
 from retrieval.dense.store import EmbeddingStore, StoreBlockWriter, store_allocate, store_complete
 from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
 
-from .indexing import _delete_files, _failed, _new_version, _ready, _snapshot
+from .indexing import _delete_files, _failed, _new_version, _ready, _snapshot, dense_index_folder
 
 logger = logging.getLogger(__name__)
 
@@ -142,12 +142,11 @@ def _version_begin(*, repository: Repository, job: Job, encoder: Encoder, dtype:
     """A new version, its store allocated and its search index begun, with what every shard reads."""
     search = dense_backend()
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
-    root = Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings"
     index = _new_version(
         repository=repository,
         kind=IndexKind.DENSE,
         backend=encoder.name,
-        name_for=lambda repo, v: str(root / f"{repo.name}-v{v}"),
+        name_for=dense_index_folder,
         job_id=job.pk,
     )
     # Recorded now, so that the files of a build interrupted from here on can be found and deleted.

@@ -96,14 +96,22 @@ def _rows(repository: Repository, top: int) -> Iterator[tuple[int, str]]:
     )
 
 
-def lexical_index_name(repository: Repository, version: int) -> str:
-    """The BM25 index's name, also its Elasticsearch index name, which must be lowercase. A
-    repository name (a slug) with capitals is lowered and keeps its id after a dot, a character no
-    slug has, so that "Subs" and "subs" never share an index."""
+def index_slug(repository: Repository) -> str:
+    """The repository's part of its index names, which Elasticsearch wants lowercase (BM25 and kNN
+    indexes). A repository name (a slug) with capitals is lowered and keeps its id after a dot, a
+    character no slug has, so that "Subs" and "subs" never share an index."""
     name = repository.name.lower()
-    if name != repository.name:
-        name = f"{name}.{repository.pk}"
-    return f"wellchosen-{name}-v{version}"
+    return name if name == repository.name else f"{name}.{repository.pk}"
+
+
+def lexical_index_name(repository: Repository, version: int) -> str:
+    """The BM25 index's name, also its Elasticsearch index name."""
+    return f"wellchosen-{index_slug(repository)}-v{version}"
+
+
+def dense_index_folder(repository: Repository, version: int) -> str:
+    """The dense index version's folder, whose name the Elasticsearch kNN index name extends."""
+    return str(Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings" / f"{index_slug(repository)}-v{version}")
 
 
 def lexical_index_build(
@@ -149,12 +157,11 @@ def embeddings_build(
     encoder = get_encoder(model_path=model_path, backend=backend)
     search = dense_backend()
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
-    root = Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings"
     index = _new_version(
         repository=repository,
         kind=IndexKind.DENSE,
         backend=encoder.name,
-        name_for=lambda repo, v: str(root / f"{repo.name}-v{v}"),
+        name_for=dense_index_folder,
         job_id=job_id,
     )
     # Recorded now, so that the files of a build interrupted from here on can be found and deleted.

@@ -214,3 +214,18 @@ def test_a_build_replaces_the_cluster_index_a_crashed_build_of_its_version_left(
     # then it holds the repository's utterances only
     assert built.version == 1 and "999" not in es.indices[built.params["es_index"]].docs
     assert len(es.indices[built.params["es_index"]].docs) == 3
+
+
+def test_repositories_named_with_capitals_get_lowercase_knn_indexes_of_their_own(db, es, settings):
+    # given Elasticsearch as the dense search (the double refuses names with capitals as a cluster
+    # does), and two repositories whose names differ only in case
+    settings.ELASTICSEARCH_URL, settings.WELLCHOSEN_DENSE_SEARCH = es.url, "elasticsearch"
+    upper, lower = RepositoryFactory(name="Subs"), RepositoryFactory(name="subs")
+    for repository in (upper, lower):
+        UtteranceFactory.create_batch(3, repository=repository)
+    # when each one's embeddings are built
+    built = [embeddings_build(repository=r) for r in (upper, lower)]
+    # then each has a cluster index of its own, lowercase, holding its 3 utterances
+    names = [b.params["es_index"] for b in built]
+    assert names == [index_name_for(f"subs.{upper.pk}-v1"), index_name_for("subs-v1")]
+    assert all(name == name.lower() and len(es.indices[name].docs) == 3 for name in names)
