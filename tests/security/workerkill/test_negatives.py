@@ -1,11 +1,11 @@
-"""Generating negatives killed mid-run: the job resumes from its committed batches and ends with
-exactly the negatives of a run never killed."""
+"""Generating negatives killed mid-run: the job resumes from its committed batches (its shard plan
+kept) and ends with exactly the negatives of a run never killed."""
 
 import pytest
 
 from annotation.models import Candidate, CandidateSource
 from annotation.services.dialogue_import import dialogues_import
-from core.models import Job
+from core.models import Job, JobShard, JobShardStatus
 from core.services.jobs import job_create
 from negatives.job_params import GenerateNegativesParams
 from negatives.manipulation import ManipulationSettings
@@ -30,7 +30,9 @@ def negatives(dataset: str) -> dict[int, list[tuple]]:
 
 
 def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(cluster, tiny_mlm_dir, tmp_path):
+    # given 2,000 questions, generated 64 per committed batch in shards of 500 (rounded to 512) questions
     n = 2_000
+    cluster.env["WELLCHOSEN_JOB_SHARD_SIZE"] = "500"
     turns = sentences(4 * n, seed=21)
     dialogues = tmp_path / "dialogues.txt"
     dialogues.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
@@ -50,10 +52,19 @@ def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed
     def committed_batches_kept() -> None:
         kept["done"] = QuestionGeneration.objects.filter(question__dataset__name="killed").count()
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
+        # a shard that succeeded before the kill keeps its report; the others skip what was committed
+        finished = JobShard.objects.filter(job=job, status=JobShardStatus.SUCCEEDED)
+        kept["in_finished_shards"] = sum(finished.values_list("total_count", flat=True))
 
+    # when its worker is killed part-way and a second worker takes the job over
     job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
+    # then it succeeded once, its plan kept and every shard succeeded
     assert_succeeded_once(job)
-    assert job.result["skipped_finished"] == kept["done"]
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
+    assert job.result["skipped_finished"] == kept["done"] - kept["in_finished_shards"]
+    assert job.result["questions"] == n
+    # and its negatives are exactly those of a run never killed
     assert negatives("killed") == negatives("reference")
     generated = Candidate.objects.filter(question__dataset__name="killed", source=CandidateSource.GENERATED)
     assert generated.count() == reference["candidates_added"] > n
