@@ -125,7 +125,8 @@ def test_a_pair_evaluation_killed_mid_set_resumes_and_scores_every_pair_once(clu
 
 def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(cluster, gpt, tmp_path):
     # given a dataset of 160 questions and a tiny GPT-2 answering 8 contexts per committed batch, in
-    # shards of 40 contexts
+    # shards of 40 contexts (a worker that takes the job over runs the shards' queued messages
+    # first: the timeout covers all the work left)
     n = 160
     cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "40"
     scored_dataset(tmp_path, n)
@@ -139,7 +140,7 @@ def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
 
     # when its worker is killed part-way and a second worker takes the job over
-    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
+    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept, timeout=180)
     # then the generation succeeded once, its plan kept, with one response per context
     assert_succeeded_once(job)
     shards = JobShard.objects.filter(job=job)
