@@ -170,13 +170,26 @@ def unanswered_questions(*, generation: Generation):
 
 def pending_generation_questions(*, generation: Generation) -> list[dict]:
     """Questions without a response yet, with their context turns (oldest first) and ground truth."""
-    questions = list(
-        unanswered_questions(generation=generation).order_by("id").values("id", "context_id", "ground_truth")
-    )
-    if not questions:
+    return generation_contexts(generation=generation)
+
+
+def generation_contexts(
+    *, generation: Generation, pending: bool = True, question_ids: list[int] | None = None
+) -> list[dict]:
+    """The generation's questions (``pending``: those without a response yet; ``question_ids``:
+    those only), by id, with their context turns (oldest first), ground truth and context key."""
+    questions = unanswered_questions(generation=generation) if pending else generation_questions(generation=generation)
+    if question_ids is not None:
+        questions = questions.filter(id__in=question_ids)
+    rows = list(questions.order_by("id").values("id", "context_id", "ground_truth"))
+    if not rows:
         return []
-    turns = context_turns(context_ids=Context.objects.filter(dataset_id=generation.dataset_id).values("id"))
-    return [{**q, "key": f"q{q['id']}", "turns": turns[q["context_id"]]} for q in questions]
+    if question_ids is None:  # a subquery: a dataset's ids would pass SQLite's limit on parameters
+        context_ids = Context.objects.filter(dataset_id=generation.dataset_id).values("id")
+    else:
+        context_ids = {q["context_id"] for q in rows}
+    turns = context_turns(context_ids=context_ids)
+    return [{**q, "key": f"q{q['id']}", "turns": turns[q["context_id"]]} for q in rows]
 
 
 def dataset_evaluations(*, dataset, limit: int = 5) -> tuple[dict[str, int], list[dict]]:

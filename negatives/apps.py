@@ -10,9 +10,9 @@ class NegativesConfig(AppConfig):
         from annotation.workspace import workspace_step_register
         from core.job_registry import job_kinds_register
         from negatives.admin import DATASET_NEGATIVES_TOOL
-        from negatives.services.job_handlers import HANDLERS
+        from negatives.services.job_handlers import HANDLERS, SHARD_HANDLERS
         from negatives.workspace import NEGATIVES_STEP
 
-        job_kinds_register(HANDLERS)
+        job_kinds_register(HANDLERS, shard_handlers=SHARD_HANDLERS)
         dataset_tool_register(DATASET_NEGATIVES_TOOL)
         workspace_step_register(NEGATIVES_STEP)

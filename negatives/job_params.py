@@ -23,6 +23,7 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     max_mask_share: float = 1.0  # 1.0: as the paper, every selected word is replaced
     replace_with_context: bool = False  # the paper's replacement does not see the context
     top_k: int = 10  # samples after the first negative come from each position's top k
+    batch_size: int = 64  # questions per committed batch; a shard holds whole batches
 
     def summary(self, result: dict[str, Any]) -> str:
         text = (

@@ -13,16 +13,24 @@ from django.utils.module_loading import import_string
 from annotation.models import Dataset
 from core.errors import UserError
 from core.models import Job
+from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress, job_create
 from evaluation.job_params import GenerateParams
 from evaluation.metrics.diversity import distinct_n
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
 from evaluation.scoring.decoding import Decoding, context_seed
 from evaluation.scoring.generate import generator_for
-from evaluation.selectors import generation_questions, pending_generation_questions, unanswered_questions
+from evaluation.selectors import (
+    generation_contexts,
+    generation_questions,
+    pending_generation_questions,
+    unanswered_questions,
+)
+from evaluation.services.evaluation_shards import context_order, evaluation_shard_size, generation_shards_plan
 from evaluation.services.tracking import run_tracked
 
 GENERATED_STRATEGIES = (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)
+PHASE = "generating responses"
 
 
 def generation_start(
@@ -112,20 +120,72 @@ def generation_run(
     progress: JobProgress | None = None,
     batch_size: int = GenerateParams.default("batch_size"),
     device: str | None = None,
+    job: Job | None = None,
 ) -> dict:
-    """Answer every context that has no response yet, then summarise. Returns the summary."""
+    """Answer every context that has no response yet, then summarise. Returns the summary.
+
+    With its ``job`` (and the job's progress), the contexts are answered in shards that any worker
+    on the job's queue may run (generation_shard_generate); without, here in one piece. Either
+    way the summary is computed from the stored responses."""
+    generation = _generation_get(generation_id)
+    system = generation.system
+    check_can_generate(system)
+    with run_tracked(Generation, generation.pk, system_version=system.updated_at):
+        if job is not None and progress is not None:
+            size = evaluation_shard_size(batch_questions=batch_size)
+            job_shards_run(
+                job=job,
+                progress=progress,
+                plan=lambda: generation_shards_plan(generation=generation, size=size),
+                phase=PHASE,
+                unit="contexts",
+            )
+        else:
+            _generate_pending(generation, progress=progress, batch_size=batch_size, device=device)
+        summary = generation_summary(generation=generation)
+    Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.SUCCEEDED, finished_at=timezone.now())
+    return summary
+
+
+def generation_shard_generate(
+    *,
+    generation_id: int,
+    question_ids: list[int],
+    batch_size: int,
+    device: str | None = None,
+    progress=None,
+) -> dict:
+    """One shard of a generation job: answer the contexts of ``question_ids`` (in that order, the
+    plan's) that have no response yet, in committed batches. Returns its counts."""
+    generation = _generation_get(generation_id)
+    check_can_generate(generation.system)
+    total, done = len(question_ids), 0
+    report = {"contexts": total, "skipped_finished": 0, "answered": 0}
+    if progress:
+        progress.update(done=done, total=total, force=True, phase=PHASE, unit="contexts")
+    generate = None
+    for start in range(0, total, batch_size):
+        block = question_ids[start : start + batch_size]
+        pending = generation_contexts(generation=generation, question_ids=block)
+        if pending:
+            generate = generate or _generator(generation, batch_size=batch_size, device=device)
+            order = {question_id: n for n, question_id in enumerate(block)}
+            generate(sorted(pending, key=lambda q: order[q["id"]]))
+        report["skipped_finished"] += len(block) - len(pending)
+        report["answered"] += len(pending)
+        done += len(block)
+        if progress:
+            progress.update(done=done, total=total, force=True)
+    return report
+
+
+def _generation_get(generation_id: int) -> Generation:
     generation = Generation.objects.select_related("system", "dataset").filter(pk=generation_id).first()
     if generation is None:
         raise UserError(f"no generation #{generation_id}")
     if generation.dataset_id is None:
         raise UserError(f"generation #{generation_id} was imported from {generation.source_file}: nothing to generate")
-    system = generation.system
-    check_can_generate(system)
-    with run_tracked(Generation, generation.pk, system_version=system.updated_at):
-        _generate_pending(generation, progress=progress, batch_size=batch_size, device=device)
-        summary = generation_summary(generation=generation)
-    Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.SUCCEEDED, finished_at=timezone.now())
-    return summary
+    return generation
 
 
 def _generate_pending(generation: Generation, *, progress, batch_size: int, device: str | None) -> None:
@@ -133,15 +193,26 @@ def _generate_pending(generation: Generation, *, progress, batch_size: int, devi
     pending = pending_generation_questions(generation=generation)
     done = total - len(pending)
     if progress:
-        progress.update(done=done, total=total, force=True, phase="generating responses", unit="contexts")
+        progress.update(done=done, total=total, force=True, phase=PHASE, unit="contexts")
     if not pending:
         return
-    decoding = _decoding(generation.strategy, generation.top_p, generation.temperature, generation.max_new_tokens)
-    generator = generator_for(generation.system, device=device, batch_size=batch_size)  # loaded once per worker
-    # longest contexts first: similar lengths share a batch, and a batch too big for memory fails at once
-    pending.sort(key=lambda q: (-sum(len(t) + 1 for t in q["turns"]), q["id"]))
+    generate = _generator(generation, batch_size=batch_size, device=device)
+    pending.sort(key=context_order)
     for start in range(0, len(pending), batch_size):
         batch = pending[start : start + batch_size]
+        generate(batch)
+        done += len(batch)
+        if progress:
+            progress.update(done=done, total=total, force=True)
+
+
+def _generator(generation: Generation, *, batch_size: int, device: str | None):
+    """``generate(batch)``: answer one batch of contexts and commit their responses."""
+    decoding = _decoding(generation.strategy, generation.top_p, generation.temperature, generation.max_new_tokens)
+    generator = generator_for(generation.system, device=device, batch_size=batch_size)  # loaded once per worker
+
+    def generate(batch: list[dict]) -> None:
+        # one seed per context, from its key: a response does not depend on its batch or shard
         seeds = [context_seed(generation.seed, q["key"]) for q in batch] if decoding.strategy == "nucleus" else None
         responses = generator.generate([q["turns"] for q in batch], decoding=decoding, seeds=seeds)
         with transaction.atomic():
@@ -161,14 +232,14 @@ def _generate_pending(generation: Generation, *, progress, batch_size: int, devi
                 ],
                 ignore_conflicts=True,  # a context another worker answered keeps its response
             )
-        done += len(batch)
-        if progress:
-            progress.update(done=done, total=total, force=True)
+
+    return generate
 
 
 def generation_summary(*, generation: Generation) -> dict:
     """How many responses, how long (system tokens and words) and how diverse (distinct-1/2)."""
-    rows = list(GeneratedResponse.objects.filter(generation=generation).values_list("text", "n_tokens"))
+    responses = GeneratedResponse.objects.filter(generation=generation).order_by("context_key", "id")
+    rows = list(responses.values_list("text", "n_tokens"))
     texts = [text for text, _ in rows]
     counted = [n for _, n in rows if n is not None]
     return {

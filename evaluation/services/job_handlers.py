@@ -7,8 +7,8 @@ from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateP
 
 from .campaigns import campaign_run, campaign_trials_shard_score
 from .evaluations import evaluation_run, evaluation_shard_score
-from .generations import generation_run
-from .pair_evaluations import pair_evaluation_run
+from .generations import generation_run, generation_shard_generate
+from .pair_evaluations import pair_evaluation_run, pair_evaluation_shard_score
 
 
 def evaluate(params: EvaluateParams, job: Job, progress: JobProgress) -> dict:
@@ -37,14 +37,49 @@ def evaluate_shard(params: EvaluateParams, job: Job, shard: JobShard, progress: 
 
 
 def evaluate_pairs(params: EvaluatePairsParams, job: Job, progress: JobProgress) -> dict:
+    """The counted pairs in shards that any worker may run (evaluate_pairs_shard), then the
+    summary from the stored results."""
     return pair_evaluation_run(
-        evaluation_id=params.evaluation_id, batch_pairs=params.batch_pairs, device=params.device, progress=progress
+        evaluation_id=params.evaluation_id,
+        batch_pairs=params.batch_pairs,
+        device=params.device,
+        progress=progress,
+        job=job,
+    )
+
+
+def evaluate_pairs_shard(params: EvaluatePairsParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One block of the pair evaluation job's pairs."""
+    return pair_evaluation_shard_score(
+        evaluation_id=params.evaluation_id,
+        first_id=shard.params["first_id"],
+        last_id=shard.params["last_id"],
+        batch_pairs=params.batch_pairs,
+        device=params.device,
+        progress=progress,
     )
 
 
 def generate(params: GenerateParams, job: Job, progress: JobProgress) -> dict:
+    """The dataset's contexts in shards that any worker may run (generate_shard), then the
+    summary from the stored responses."""
     return generation_run(
-        generation_id=params.generation_id, batch_size=params.batch_size, device=params.device, progress=progress
+        generation_id=params.generation_id,
+        batch_size=params.batch_size,
+        device=params.device,
+        progress=progress,
+        job=job,
+    )
+
+
+def generate_shard(params: GenerateParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
+    """One block of the generation job's contexts."""
+    return generation_shard_generate(
+        generation_id=params.generation_id,
+        question_ids=shard.params["question_ids"],
+        batch_size=params.batch_size,
+        device=params.device,
+        progress=progress,
     )
 
 
@@ -75,4 +110,9 @@ HANDLERS = {
     CampaignParams: campaign,
 }
 # Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
-SHARD_HANDLERS = {EvaluateParams: evaluate_shard, CampaignParams: campaign_shard}
+SHARD_HANDLERS = {
+    EvaluateParams: evaluate_shard,
+    EvaluatePairsParams: evaluate_pairs_shard,
+    GenerateParams: generate_shard,
+    CampaignParams: campaign_shard,
+}

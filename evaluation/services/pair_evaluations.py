@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from core.errors import UserError
 from core.models import Job
+from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluatePairsParams
 from evaluation.metrics.accuracy import accuracy_summary
@@ -25,6 +26,7 @@ from evaluation.models import EvaluationStatus, PairEvaluation, PairResult, Syst
 from evaluation.scoring import CandidateScore
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_pairs import counted_pairs, pair_results, pair_set_counts, pairs_with_texts, pending_pairs
+from evaluation.services.evaluation_shards import evaluation_shard_size, pair_shards_plan
 from evaluation.services.tracking import run_tracked, tracked_job_start
 from pairs.models import PairSet
 
@@ -84,13 +86,26 @@ def pair_evaluation_run(
     progress: JobProgress | None = None,
     batch_pairs: int = EvaluatePairsParams.default("batch_pairs"),
     device: str | None = None,
+    job: Job | None = None,
 ) -> dict:
-    """Score every counted pair without a result, then summarise. Returns the summary."""
-    evaluation = PairEvaluation.objects.select_related("system", "pair_set").filter(pk=evaluation_id).first()
-    if evaluation is None:
-        raise UserError(f"no pair evaluation #{evaluation_id}")
+    """Score every counted pair without a result, then summarise. Returns the summary.
+
+    With its ``job`` (and the job's progress), the pairs are scored in shards that any worker on
+    the job's queue may run (pair_evaluation_shard_score); without, here in one piece. Either way
+    the summary is computed from the stored results, in pair order."""
+    evaluation = _evaluation_get(evaluation_id)
     with run_tracked(PairEvaluation, evaluation.pk, system_version=evaluation.system.updated_at):
-        _score_pending(evaluation, progress=progress, batch_pairs=batch_pairs, device=device)
+        if job is not None and progress is not None:
+            size = evaluation_shard_size(batch_questions=batch_pairs)
+            job_shards_run(
+                job=job,
+                progress=progress,
+                plan=lambda: pair_shards_plan(evaluation=evaluation, size=size),
+                phase="scoring pairs",
+                unit="pairs",
+            )
+        else:
+            _score_pending(evaluation, progress=progress, batch_pairs=batch_pairs, device=device)
         summary = pair_evaluation_summary(evaluation=evaluation)
     PairEvaluation.objects.filter(pk=evaluation.pk).update(
         status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
@@ -98,14 +113,43 @@ def pair_evaluation_run(
     return summary
 
 
-def _score_pending(evaluation: PairEvaluation, *, progress, batch_pairs: int, device: str | None) -> None:
-    pending = list(pending_pairs(evaluation=evaluation).values_list("id", flat=True))
-    total = counted_pairs(pair_set_id=evaluation.pair_set_id).count()
+def pair_evaluation_shard_score(
+    *,
+    evaluation_id: int,
+    first_id: int,
+    last_id: int,
+    batch_pairs: int,
+    device: str | None = None,
+    progress=None,
+) -> dict:
+    """One shard of a pair evaluation job: score the counted pairs with ids ``first_id`` to
+    ``last_id`` that have no result yet (those done are skipped). Returns its counts."""
+    evaluation = _evaluation_get(evaluation_id)
+    ids = {"id__gte": first_id, "id__lte": last_id}
+    return _score_pending(evaluation, progress=progress, batch_pairs=batch_pairs, device=device, ids=ids)
+
+
+def _evaluation_get(evaluation_id: int) -> PairEvaluation:
+    evaluation = PairEvaluation.objects.select_related("system", "pair_set").filter(pk=evaluation_id).first()
+    if evaluation is None:
+        raise UserError(f"no pair evaluation #{evaluation_id}")
+    return evaluation
+
+
+def _score_pending(
+    evaluation: PairEvaluation, *, progress, batch_pairs: int, device: str | None, ids: dict | None = None
+) -> dict:
+    """Score the counted pairs without a result (of the ids given, else all), in committed batches
+    of consecutive ids."""
+    ids = ids or {}
+    pending = list(pending_pairs(evaluation=evaluation).filter(**ids).values_list("id", flat=True))
+    total = counted_pairs(pair_set_id=evaluation.pair_set_id).filter(**ids).count()
     done = total - len(pending)
+    report = {"pairs": total, "skipped_finished": done, "scored": len(pending)}
     if progress:
         progress.update(done=done, total=total, force=True, phase="scoring pairs", unit="pairs")
     if not pending:
-        return
+        return report
     scorer = scorer_for(evaluation.system, device=device)  # loaded once per worker process
     for start in range(0, len(pending), batch_pairs):
         pairs = pairs_with_texts(pair_ids=pending[start : start + batch_pairs])
@@ -114,6 +158,7 @@ def _score_pending(evaluation: PairEvaluation, *, progress, batch_pairs: int, de
         done += len(pairs)
         if progress:
             progress.update(done=done, total=total, force=True)
+    return report
 
 
 def _save(evaluation: PairEvaluation, pairs: list[dict], scores: list[list[CandidateScore]]) -> None:

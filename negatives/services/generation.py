@@ -11,21 +11,31 @@ import json
 import traceback
 from dataclasses import dataclass
 
-from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count
 
-from annotation.models import Candidate, CandidateSource, Question, QuestionWork, Turn
+from annotation.models import Candidate, CandidateSource, Dataset, Question, QuestionWork, Turn
 from annotation.selectors import ground_truths_present_check, testset_dataset_get
 from annotation.services.assignment import work_refresh
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash
 from negatives.manipulation import Item, Manipulation, ManipulationSettings, Manipulator
-from negatives.mlm import MaskedLM
+from negatives.mlm_loading import mlm_load
 from negatives.models import GenerationOutcome, QuestionGeneration
 
 METHOD = "mlm-manipulation (Park et al., NAACL 2021)"
+BATCH_SIZE = 64  # questions per committed batch
+# The report's counts: a sharded job's report is the sum of its shards'.
+SUMMED = (
+    "questions",
+    "skipped_finished",
+    *(outcome.value for outcome in GenerationOutcome),
+    "candidates_added",
+    "in_annotation",  # questions already open for annotation that got new negatives
+    "words",
+    "words_replaced",
+)
 PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
 
 
@@ -39,13 +49,6 @@ class GenerationRun:
     settings: ManipulationSettings
 
 
-def mlm_load(*, path: str = "", device: str | None = None) -> MaskedLM:
-    """The run's masked LM: ``path``, or the WELLCHOSEN_MLM_MODEL setting when it is empty."""
-    if path:
-        return MaskedLM.load(path, setting="--mlm", device=device)
-    return MaskedLM.load(django_settings.WELLCHOSEN_MLM_MODEL, setting="WELLCHOSEN_MLM_MODEL", device=device)
-
-
 def generation_setup(*, model_version: str, settings: ManipulationSettings) -> str:
     described = json.dumps({"model": model_version, **settings.describe()}, sort_keys=True)
     return hashlib.sha256(described.encode()).hexdigest()[:16]
@@ -56,17 +59,34 @@ def negatives_generate(
     dataset_name: str,
     mlm_path: str = "",
     settings: ManipulationSettings = ManipulationSettings(),
-    batch_size: int = 64,
+    batch_size: int = BATCH_SIZE,
     device: str | None = None,
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
-    dataset = testset_dataset_get(name=dataset_name, adds="false candidates")
-    settings_check(settings)
-    originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
-    ground_truths_present_check(dataset=dataset, otherwise="nothing was generated")
+    """Every question of the dataset in one piece (the job runs them in shards: job_handlers)."""
+    dataset = negatives_prepare(dataset_name=dataset_name, settings=settings)
     if progress:
         progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)
+    manipulator, run = negatives_run_load(mlm_path=mlm_path, settings=settings, device=device)
+    report = negatives_generate_questions(
+        dataset=dataset, manipulator=manipulator, run=run, batch_size=batch_size, progress=progress, job_id=job_id
+    )
+    return negatives_report_finish(report)
+
+
+def negatives_prepare(*, dataset_name: str, settings: ManipulationSettings) -> Dataset:
+    """What is checked before any model loads: the dataset, the settings, every ground truth."""
+    dataset = testset_dataset_get(name=dataset_name, adds="false candidates")
+    settings_check(settings)
+    ground_truths_present_check(dataset=dataset, otherwise="nothing was generated")
+    return dataset
+
+
+def negatives_run_load(
+    *, mlm_path: str, settings: ManipulationSettings, device: str | None = None
+) -> tuple[Manipulator, GenerationRun]:
+    """The run's manipulator and setup, its masked LM loaded once per worker process."""
     mlm = mlm_load(path=mlm_path, device=device)
     run = GenerationRun(
         model=mlm.path,
@@ -74,41 +94,67 @@ def negatives_generate(
         setup=generation_setup(model_version=mlm.version, settings=settings),
         settings=settings,
     )
-    manipulator = Manipulator(mlm, settings)
-    finished = QuestionGeneration.objects.filter(setup=run.setup).exclude(outcome=GenerationOutcome.FAILED)
-    pending = originals.exclude(id__in=finished.values("question_id")).order_by("id")
-    total = originals.count()
-    report = {
+    return Manipulator(mlm, settings), run
+
+
+def negatives_report_new(*, dataset: Dataset, run: GenerationRun) -> dict:
+    """A report with every count at zero (the counts are SUMMED)."""
+    return {
         "dataset": dataset.name,
         "model": run.model_version,
         "setup": run.setup,
-        "settings": settings.describe(),
-        "questions": total,
-        "skipped_finished": total - pending.count(),
-        **{outcome.value: 0 for outcome in GenerationOutcome},
-        "candidates_added": 0,
-        "in_annotation": 0,  # questions already open for annotation that got new negatives
-        "words": 0,
-        "words_replaced": 0,
+        "settings": run.settings.describe(),
+        **dict.fromkeys(SUMMED, 0),
     }
+
+
+def negatives_generate_questions(
+    *,
+    dataset: Dataset,
+    manipulator: Manipulator,
+    run: GenerationRun,
+    batch_size: int = BATCH_SIZE,
+    progress=None,
+    job_id: int | None = None,
+    first_id: int | None = None,
+    last_id: int | None = None,
+) -> dict:
+    """The dataset's questions (with ids ``first_id`` to ``last_id``: one shard) not finished under
+    the run's setup, in committed batches of ``batch_size`` consecutive ids. Returns the counts
+    (negatives_report_finish adds the shares)."""
+    originals = Question.objects.filter(dataset=dataset, derived_from__isnull=True)
+    if first_id is not None:
+        originals = originals.filter(id__gte=first_id, id__lte=last_id)
+    finished = QuestionGeneration.objects.filter(setup=run.setup).exclude(outcome=GenerationOutcome.FAILED)
+    pending = originals.exclude(id__in=finished.values("question_id")).order_by("id")
+    total = originals.count()
+    report = negatives_report_new(dataset=dataset, run=run)
+    report["questions"] = total
+    report["skipped_finished"] = total - pending.count()
     done = report["skipped_finished"]
     if progress:
         progress.update(done=done, total=total, phase=PHASE_GENERATE, unit="questions", force=True)
-    last_id = 0
+    after_id = 0
     while True:
-        batch = list(pending.filter(id__gt=last_id).values_list("id", "ground_truth", "context_id")[:batch_size])
+        batch = list(pending.filter(id__gt=after_id).values_list("id", "ground_truth", "context_id")[:batch_size])
         if not batch:
             break
-        last_id = batch[-1][0]
+        after_id = batch[-1][0]
         _generate_batch(batch, manipulator=manipulator, run=run, report=report, job_id=job_id)
         done += len(batch)
         if progress:
             progress.update(done=done, total=total, failed=report["failed"], force=True)
-    processed = total - report["skipped_finished"] - report["failed"]
+    return report
+
+
+def negatives_report_finish(report: dict) -> dict:
+    """The shares, from the counts: of the questions processed, those that got a negative; of the
+    words of those, the share replaced."""
+    report = dict(report)
+    processed = report["questions"] - report["skipped_finished"] - report["failed"]
     report["share_with_negative"] = round(report["generated"] / processed, 4) if processed else None
-    report["mean_share_replaced"] = (
-        round(report.pop("words_replaced") / report["words"], 4) if report["words"] else None
-    )
+    replaced = report.pop("words_replaced")
+    report["mean_share_replaced"] = round(replaced / report["words"], 4) if report["words"] else None
     return report
 
 

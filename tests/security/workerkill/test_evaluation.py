@@ -84,8 +84,10 @@ def test_an_evaluation_killed_mid_test_set_resumes_and_scores_every_question_onc
 
 
 def test_a_pair_evaluation_killed_mid_set_resumes_and_scores_every_pair_once(cluster, gpt):
-    # given a set of 800 accepted pairs and a tiny GPT-2, scored 20 pairs per committed batch
+    # given a set of 800 accepted pairs and a tiny GPT-2, scored 20 pairs per committed batch, in
+    # shards of 200 pairs
     n = 800
+    cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "200"
     texts = sentences(3 * n, seed=21)
     pair_set = PairSetFactory(name="killed-pairs")
     pairs = [
@@ -103,8 +105,10 @@ def test_a_pair_evaluation_killed_mid_set_resumes_and_scores_every_pair_once(clu
 
     # when its worker is killed part-way and a second worker takes the job over
     job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
-    # then the evaluation succeeded once, with one result per pair
+    # then the evaluation succeeded once, its plan kept, with one result per pair
     assert_succeeded_once(job)
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
     evaluation.refresh_from_db()
     results = PairResult.objects.filter(evaluation=evaluation)
     assert evaluation.status == EvaluationStatus.SUCCEEDED and evaluation.summary["n"] == n
@@ -120,8 +124,11 @@ def test_a_pair_evaluation_killed_mid_set_resumes_and_scores_every_pair_once(clu
 
 
 def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(cluster, gpt, tmp_path):
-    # given a dataset of 160 questions and a tiny GPT-2 answering 8 contexts per committed batch
+    # given a dataset of 160 questions and a tiny GPT-2 answering 8 contexts per committed batch, in
+    # shards of 40 contexts (a worker that takes the job over runs the shards' queued messages
+    # first: the timeout covers all the work left)
     n = 160
+    cluster.env["WELLCHOSEN_EVALUATION_SHARD_SIZE"] = "40"
     scored_dataset(tmp_path, n)
     generation, job = generation_start(
         system_name="gpt", dataset_name="killed", max_new_tokens=16, enqueue=False, batch_size=8, device="cpu"
@@ -133,9 +140,11 @@ def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
 
     # when its worker is killed part-way and a second worker takes the job over
-    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
-    # then the generation succeeded once, with one response per context
+    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept, timeout=180)
+    # then the generation succeeded once, its plan kept, with one response per context
     assert_succeeded_once(job)
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
     generation.refresh_from_db()
     responses = GeneratedResponse.objects.filter(generation=generation)
     assert generation.status == EvaluationStatus.SUCCEEDED and job.result["responses"] == n

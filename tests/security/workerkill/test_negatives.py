@@ -1,11 +1,11 @@
-"""Generating negatives killed mid-run: the job resumes from its committed batches and ends with
-exactly the negatives of a run never killed."""
+"""Generating negatives killed mid-run: the job resumes from its committed batches (its shard plan
+kept) and ends with exactly the negatives of a run never killed."""
 
 import pytest
 
 from annotation.models import Candidate, CandidateSource
 from annotation.services.dialogue_import import dialogues_import
-from core.models import Job
+from core.models import Job, JobShard, JobShardStatus
 from core.services.jobs import job_create
 from negatives.job_params import GenerateNegativesParams
 from negatives.manipulation import ManipulationSettings
@@ -17,6 +17,7 @@ from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_jo
 pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 EVERY_WORD = -1e9
+BATCH = 32
 
 
 def negatives(dataset: str) -> dict[int, list[tuple]]:
@@ -30,7 +31,11 @@ def negatives(dataset: str) -> dict[int, list[tuple]]:
 
 
 def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed(cluster, tiny_mlm_dir, tmp_path):
-    n = 2_000
+    # given 800 questions, generated 32 per committed batch in shards of 200 (rounded to 224) questions:
+    # the job reports its progress at each batch, so the kill lands mid-shard; a worker that takes
+    # the job over runs the shards' queued messages first, so the timeouts cover all the work left
+    n = 800
+    cluster.env["WELLCHOSEN_JOB_SHARD_SIZE"] = "200"
     turns = sentences(4 * n, seed=21)
     dialogues = tmp_path / "dialogues.txt"
     dialogues.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
@@ -40,9 +45,12 @@ def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed
         dataset_name="reference",
         mlm_path=str(tiny_mlm_dir),
         settings=ManipulationSettings(threshold=EVERY_WORD, per_question=2),
+        batch_size=BATCH,
     )
     job = job_create(
-        params=GenerateNegativesParams(dataset="killed", mlm=str(tiny_mlm_dir), threshold=EVERY_WORD, per_question=2),
+        params=GenerateNegativesParams(
+            dataset="killed", mlm=str(tiny_mlm_dir), threshold=EVERY_WORD, per_question=2, batch_size=BATCH
+        ),
         enqueue=False,
     )
     kept = {}
@@ -50,10 +58,19 @@ def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed
     def committed_batches_kept() -> None:
         kept["done"] = QuestionGeneration.objects.filter(question__dataset__name="killed").count()
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
+        # a shard that succeeded before the kill keeps its report; the others skip what was committed
+        finished = JobShard.objects.filter(job=job, status=JobShardStatus.SUCCEEDED)
+        kept["in_finished_shards"] = sum(finished.values_list("total_count", flat=True))
 
-    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
+    # when its worker is killed part-way and a second worker takes the job over
+    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept, timeout=240)
+    # then it succeeded once, its plan kept and every shard succeeded
     assert_succeeded_once(job)
-    assert job.result["skipped_finished"] == kept["done"]
+    shards = JobShard.objects.filter(job=job)
+    assert shards.count() == 4 and set(shards.values_list("status", flat=True)) == {JobShardStatus.SUCCEEDED}
+    assert job.result["skipped_finished"] == kept["done"] - kept["in_finished_shards"]
+    assert job.result["questions"] == n
+    # and its negatives are exactly those of a run never killed
     assert negatives("killed") == negatives("reference")
     generated = Candidate.objects.filter(question__dataset__name="killed", source=CandidateSource.GENERATED)
     assert generated.count() == reference["candidates_added"] > n
