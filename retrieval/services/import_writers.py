@@ -114,6 +114,7 @@ class SQLiteWriter(UtteranceWriter):
 
 
 _STAGE = "wellchosen_utterance_stage"
+_REPEATS = "wellchosen_utterance_repeats"
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _STAGE_COLUMNS = "text, text_hash, n_tokens, source_line, source_ref"
 
@@ -125,10 +126,13 @@ def _copy_field(value: str) -> str:
     return value
 
 
-def _stage_create(cursor) -> None:
+def _stage_create(cursor, *, ordinal: bool = False) -> None:
+    """The temporary table of the batches; ``ordinal`` numbers its rows in the order they came."""
     cursor.execute(
         f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32), n_tokens smallint, "
-        "source_line integer, source_ref varchar(64)) ON COMMIT DROP"
+        "source_line integer, source_ref varchar(64)"
+        + (", ordinal bigint GENERATED ALWAYS AS IDENTITY" if ordinal else "")
+        + ") ON COMMIT DROP"
     )
 
 
@@ -212,7 +216,8 @@ def _replica_role_set(cursor) -> bool:
 class PostgresBulkWriter(UtteranceWriter):
     """The first import into an empty utterance table (``claim``: the table, empty, locked for the
     import): every batch is copied into a temporary table, and at the end the first line of each
-    text goes into the table in one INSERT … SELECT DISTINCT ON, with the table's secondary indexes,
+    text goes into the table in one INSERT … SELECT (the repeated lines found by one sort of their
+    hashes; ids in the order of the rows), with the table's secondary indexes,
     its unique constraint and its foreign key dropped before and built again after. One sort for
     each index and one join for the foreign key cost a fraction of a B-tree insertion and a
     foreign-key query for every row, which bound the incremental path (bench/README.md). Not for a
@@ -240,7 +245,8 @@ class PostgresBulkWriter(UtteranceWriter):
         super().__init__(repository=repository, source=source)
         sort_mb = settings.WELLCHOSEN_IMPORT_POSTGRES_SORT_MB
         with connection.cursor() as cursor:
-            _stage_create(cursor)
+            cursor.execute(f"DROP TABLE IF EXISTS {_STAGE}")  # one of an incremental import before
+            _stage_create(cursor, ordinal=True)
             _repository_lock(cursor, self.repository_id)
             cursor.execute(f"SET LOCAL work_mem = '{sort_mb}MB'")
             cursor.execute(f"SET LOCAL maintenance_work_mem = '{sort_mb}MB'")
@@ -281,15 +287,27 @@ class PostgresBulkWriter(UtteranceWriter):
 
     def close(self) -> int:
         with connection.cursor() as cursor:
-            # ids follow the file: the first line of each text, in line order
+            # Rows whose text came earlier in the file: one sort of (hash, ordinal) pairs.
             cursor.execute(
-                f"INSERT INTO {_TABLE} ({_COLUMNS}) SELECT {self.repository_id}, %s, {_STAGE_COLUMNS} FROM "
-                f"(SELECT DISTINCT ON (text_hash) * FROM {_STAGE} ORDER BY text_hash, source_line) AS first "
-                "ORDER BY source_line",
+                f"CREATE TEMP TABLE {_REPEATS} ON COMMIT DROP AS SELECT ordinal FROM (SELECT ordinal, "
+                f"row_number() OVER (PARTITION BY text_hash ORDER BY ordinal) AS nth FROM {_STAGE}) AS numbered "
+                "WHERE nth > 1"
+            )
+            cursor.execute(f"ANALYZE {_REPEATS}")
+            # The ids follow the file: the sequence's next value plus the row's ordinal (the table is
+            # locked, nothing else takes ids meanwhile). The rows go in as read, so the primary key
+            # grows in order.
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [_TABLE])
+            base = int(cursor.fetchone()[0])
+            cursor.execute(
+                f"INSERT INTO {_TABLE} (id, {_COLUMNS}) SELECT {base} + ordinal, {self.repository_id}, %s, "
+                f"{_STAGE_COLUMNS} FROM {_STAGE} WHERE NOT EXISTS "
+                f"(SELECT FROM {_REPEATS} WHERE {_REPEATS}.ordinal = {_STAGE}.ordinal)",
                 [self.source],
             )
             self.inserted = cursor.rowcount
-            cursor.execute(f"DROP TABLE {_STAGE}")
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT max(id) FROM {_TABLE}))", [_TABLE])
+            cursor.execute(f"DROP TABLE {_STAGE}, {_REPEATS}")
             for statement in self._rebuild:
                 cursor.execute(statement)
         return self.inserted

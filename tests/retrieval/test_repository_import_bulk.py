@@ -68,6 +68,18 @@ def test_the_bulk_load_gives_the_rows_of_the_incremental_import(db, write_file, 
 
 
 @postgres_only
+def test_several_utterances_of_one_line_keep_their_order_in_the_bulk_load(db, write_file, chosen_writers):
+    # given DailyDialog lines of several turns each, some repeated
+    path = write_file("d.txt", "Hi. __eou__ Hello. __eou__ How are you? __eou__\nFine. __eou__ Hi. __eou__\n")
+    # when it is loaded into the empty table and imported beside it, then both keep the same turns
+    repository_import(path=path, name="first", fmt="dailydialog")
+    repository_import(path=path, name="second", fmt="dailydialog")
+    assert chosen_writers == ["PostgresBulkWriter", "PostgresCopyWriter"]
+    assert [row[0] for row in rows("first")] == ["Hi.", "Hello.", "How are you?", "Fine."]
+    assert rows("first") == rows("second")
+
+
+@postgres_only
 def test_an_import_into_the_loaded_repository_de_duplicates_against_it(db, write_file, chosen_writers):
     repository_import(path=write_file("a.txt", film(300)), name="subs")
     report = repository_import(path=write_file("b.txt", "Line 5 of the film.\nA new line.\n"), name="subs")
