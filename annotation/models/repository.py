@@ -32,6 +32,7 @@ class Utterance(models.Model):
     # maintain for every imported row).
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="utterances", db_index=False)
     text = models.TextField()
+    # On PostgreSQL in the "C" collation (annotation 0019): an AlterField of it must keep that.
     text_hash = models.CharField(max_length=32, help_text="Hash of the normalised text (core.text).")
     n_tokens = models.PositiveSmallIntegerField()
     source = models.CharField(max_length=255, blank=True, help_text="File the utterance came from.")

@@ -127,9 +127,10 @@ def _copy_field(value: str) -> str:
 
 
 def _stage_create(cursor, *, ordinal: bool = False) -> None:
-    """The temporary table of the batches; ``ordinal`` numbers its rows in the order they came."""
+    """The temporary table of the batches; ``ordinal`` numbers its rows in the order they came. Hashes
+    compare as bytes (their order is of no matter, and a sort by the "C" collation took half the time)."""
     cursor.execute(
-        f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32), n_tokens smallint, "
+        f'CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32) COLLATE "C", n_tokens smallint, '
         "source_line integer, source_ref varchar(64)"
         + (", ordinal bigint GENERATED ALWAYS AS IDENTITY" if ordinal else "")
         + ") ON COMMIT DROP"
