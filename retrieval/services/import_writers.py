@@ -1,10 +1,12 @@
 """Writers of a repository import: batches of new utterances into the database, inside the
 import's transaction, keeping the texts the repository already holds (its unique constraint decides).
 
-One class per database path behind one interface (UtteranceWriter); utterance_writer picks it. Rows
-are ``(text, text_hash, n_tokens, source_line, source_ref)`` in file order (ids follow it), all from
-one source file. Plain SQL on purpose: a model instance per row costs more than the insert itself.
-Writers work in the importing thread (a large file is read by a child process meanwhile, see
+One class per database path behind one interface (UtteranceWriter); utterance_writer picks the first
+that claims the import (on PostgreSQL the bulk load into an empty table, else the incremental COPY
+path). Rows are ``(text, text_hash, n_tokens, source_line, source_ref)`` in file order (ids follow
+it), all from one source file; ``encode`` turns a batch into what ``write`` sends, on the reading
+side. Plain SQL on purpose: a model instance per row costs more than the insert itself. Writers
+work in the importing thread (a large file is read by a child process meanwhile, see
 repository_import); a writer thread measured slower on both databases, as each of its statements
 has to win the GIL back from the thread that parses.
 """
