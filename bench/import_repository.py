@@ -13,6 +13,10 @@ utterances (counts and sums) when both read the same file.
     .venv/bin/python bench/import_repository.py --lines 1000000
     .venv/bin/python bench/import_repository.py --lines 10000000 --peer-lines 1000000 \
         --database postgres://postgres@127.0.0.1:5432/test
+
+On PostgreSQL the first import into an empty table is a bulk load; ``--beside N`` first imports N
+other lines into another repository (not measured), so that both runs take the incremental path
+of an import beside other repositories.
 """
 
 import argparse
@@ -146,10 +150,14 @@ def server_cpu() -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(run, label: str, path: Path, lines: int) -> dict:
+def measured(run, label: str, path: Path, lines: int, beside: Path | None) -> dict:
     from django.db import connection
 
     from annotation.models import Utterance
+    from retrieval.services.repository_import import repository_import
+
+    if beside is not None:
+        repository_import(path=beside, name="beside")
 
     server_before = server_cpu()
     cpu = cpu_seconds()
@@ -162,7 +170,8 @@ def measured(run, label: str, path: Path, lines: int) -> dict:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT COUNT(*), SUM(source_line), SUM(n_tokens), SUM(LENGTH(text)), MIN(text_hash), MAX(text_hash) "
-            f"FROM {Utterance._meta.db_table}"
+            f"FROM {Utterance._meta.db_table} WHERE repository_id = (SELECT id FROM retrieval_repository "
+            "WHERE name = 'bench')"
         )
         content = cursor.fetchone()
     return {
@@ -181,6 +190,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--peer-lines", type=int, help="lines of the peer's file (default: --lines)")
+    parser.add_argument("--beside", type=int, default=0, help="lines in another repository first (see above)")
     parser.add_argument("--database", default="", help="DATABASE_URL (default: fresh SQLite files)")
     parser.add_argument(
         "--shared", type=Path, default=Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -210,9 +220,14 @@ def main() -> None:
     if peer_lines != args.lines:
         peer_corpus = work / "peer.txt"
         write_corpus(peer_corpus, peer_lines, texts)
+    beside = None
+    if args.beside:
+        beside = work / "beside.txt"
+        beside.write_text("".join(f"Beside line {i}.\n" for i in range(args.beside)), encoding="utf-8")
     print(
         f"database: {connection.vendor}; corpus: {args.lines:,} lines ({corpus.stat().st_size / 1e6:.0f} MB) "
         f"from {len(texts):,} real utterances; peer: the import at {PEER_COMMIT[:10]}, {peer_lines:,} lines"
+        + (f"; each beside a repository of {args.beside:,} lines" if args.beside else "")
     )
 
     runs = []
@@ -221,7 +236,7 @@ def main() -> None:
         ("repository_import (ours)", repository_import, corpus, args.lines),
     ]:
         fresh_database(work, run=label.split()[0].strip(":"))
-        runs.append(measured(run, label, path, lines))
+        runs.append(measured(run, label, path, lines, beside))
         if connection.vendor == "sqlite":
             connection.close()
 

@@ -28,6 +28,8 @@ WELLCHOSEN_MAX_UTTERANCE_CHARS = env_int("WELLCHOSEN_MAX_UTTERANCE_CHARS", 2000)
 WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
 # SQLite page cache of a repository import (its unique index; measured in bench/README.md)
 WELLCHOSEN_IMPORT_SQLITE_CACHE_MB = env_int("WELLCHOSEN_IMPORT_SQLITE_CACHE_MB", 256)
+# PostgreSQL's sort memory (work_mem, maintenance_work_mem) of an import into an empty table
+WELLCHOSEN_IMPORT_POSTGRES_SORT_MB = env_int("WELLCHOSEN_IMPORT_POSTGRES_SORT_MB", 256)
 # A repository file of at least this size is read and normalised in a child process
 WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
 

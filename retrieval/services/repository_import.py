@@ -72,7 +72,7 @@ def repository_import(
         excluded = excluded_hashes(exclude_datasets or [])
         with utterance_writer(repository=repository, source=path.name[:255], use_copy=use_copy) as writer:
             options = {"fmt": fmt, "encoding": encoding, "min_tokens": min_tokens, "excluded": excluded}
-            parse = partial(_parse, path, max_bytes=reader.max_bytes, **options)
+            parse = partial(_parse, path, max_bytes=reader.max_bytes, encode=writer.encode, **options)
             # a large file is read and normalised in a child process while this one writes
             in_child = reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20 and fork_available()
             for kind, *values in forked_items(partial(_send_all, parse)) if in_child else parse():
@@ -103,20 +103,21 @@ def repository_import(
     }
 
 
-def _parse(path: Path, *, max_bytes: int, **options) -> Iterator[tuple]:
+def _parse(path: Path, *, max_bytes: int, encode: Callable[[list[tuple]], object], **options) -> Iterator[tuple]:
     """The import's reading side, in this process or a forked one (forked_items): ``("rows",
-    batch)`` for each batch of new texts, ``("read", lines, position, finished)`` after each block
-    (for the parent's LineReader.follow) and at the end ``("counts", counts)``."""
+    batch)`` for each batch of new texts (as the writer's ``encode`` makes it for its database),
+    ``("read", lines, position, finished)`` after each block (for the parent's LineReader.follow)
+    and at the end ``("counts", counts)``."""
     reader = LineReader(path, max_bytes=max_bytes)
     batches = _Batches(path=path, **options)
     for block in reader.blocks():
         batches.add(block)
         for batch in batches.ready:
-            yield "rows", batch
+            yield "rows", encode(batch)
         batches.ready.clear()
         yield "read", reader.lines_read, reader.position(), False
     if batches.batch:
-        yield "rows", list(batches.batch.values())
+        yield "rows", encode(list(batches.batch.values()))
     yield "read", reader.lines_read, reader.position(), True
     yield "counts", {**batches.counts, "lines": reader.lines_read}
 
