@@ -159,13 +159,14 @@ def test_with_elasticsearch_knn_each_shard_loads_its_vectors_into_the_cluster_in
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_an_encoding_and_write_the_store_of_one_piece(tmp_path, data_dir, monkeypatch):
-    # given a repository of 600 utterances, and two worker processes that encode in shards of 64
-    repository = import_repository(tmp_path, 600)
+    # given a repository of 2,560 utterances, and two worker processes that encode in shards of 256
+    # (seconds of work: the second worker takes its first shard message before the first is done)
+    repository = import_repository(tmp_path, 2560)
     get_encoder()  # the MiniLM export is made here, once, before the workers need it
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
     broker = filesystem_broker(data_dir)
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_ENCODING_SHARD_SIZE": "64", "WELLCHOSEN_GPU_QUEUE": queue}
+    env = {"WELLCHOSEN_ENCODING_SHARD_SIZE": "256", "WELLCHOSEN_GPU_QUEUE": queue}
     workers = [
         worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
         for name in (f"one-{queue}", f"two-{queue}")
@@ -180,8 +181,8 @@ def test_two_workers_share_an_encoding_and_write_the_store_of_one_piece(tmp_path
             worker.stop()
     # then its 10 shards ran once each, some on each worker
     assert_shards_once_on_every_worker(job, workers, count=10)
-    assert_shards_cover_the_repository(job.pk, repository, size=64)
+    assert_shards_cover_the_repository(job.pk, repository, size=256)
     # and the store is byte for byte that of a build in one piece, here, searched alike
     sharded = RetrievalIndex.objects.get(job=job, kind=IndexKind.DENSE)
-    whole = encoded_in_one_piece(repository, monkeypatch, chunk=64)
+    whole = encoded_in_one_piece(repository, monkeypatch, chunk=256)
     assert_same_store_and_answers(sharded, whole, sentences(5, seed=3))
