@@ -11,7 +11,8 @@ many shards each worker ran, and whether the two runs' pools are identical (utte
 source, rank and score of every candidate, and the exclusions recorded).
 
     .venv/bin/python bench/pools_workers.py [--questions 2000] [--train-lines 11118] [--shard-size 250]
-        [--threads 0] [--repository FILE --repository-format lines] [--database postgres://.../postgres]
+        [--threads 0] [--repository FILE --repository-format lines] [--with-cornell]
+        [--database postgres://.../postgres]
 
 --threads N gives each worker N encoder threads and N OpenMP (FAISS) threads (0: as configured,
 every core). SQLite in a temporary data folder unless --database (an admin URL: a fresh database
@@ -145,6 +146,9 @@ def main() -> None:
     parser.add_argument("--train-lines", type=int, default=11118, help="DailyDialog train dialogues as the repository")
     parser.add_argument("--repository", type=Path, help="another repository file instead of DailyDialog train")
     parser.add_argument("--repository-format", default="lines", help="its format: lines, cornell or dailydialog")
+    parser.add_argument(
+        "--with-cornell", action="store_true", help="add the Cornell movie-lines sample of ../shared/data"
+    )
     parser.add_argument("--shard-size", type=int, default=250, help="questions per shard")
     parser.add_argument("--threads", type=int, default=0, help="encoder and OpenMP threads per worker (0: all cores)")
     parser.add_argument("--database", help="PostgreSQL admin URL (default: SQLite)")
@@ -191,6 +195,12 @@ def main() -> None:
             fmt, what = "dailydialog", f"DailyDialog train, {args.train_lines:,} dialogues"
         start = time.perf_counter()
         report = repository_import(path=source, name="repository", fmt=fmt, exclude_datasets=["one-worker"])
+        if args.with_cornell:
+            for lines in sorted((SHARED / "cornell_PARTIAL").glob("movie_lines*.txt")):
+                report = repository_import(
+                    path=lines, name="repository", fmt="cornell", exclude_datasets=["one-worker"]
+                )
+            what += " and the Cornell movie-lines sample"
         indexes_ensure(repository=Repository.objects.get(name="repository"))
         setup = time.perf_counter() - start
         questions = Question.objects.filter(dataset__name="one-worker", derived_from__isnull=True).count()
