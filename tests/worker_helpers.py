@@ -10,6 +10,9 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,3 +175,37 @@ def assert_shards_once_on_every_worker(job: Job, workers: list, *, count: int) -
     pids = {int(worker.split(":")[-1]) for worker in shards.values_list("worker", flat=True)}
     assert pids == {w.process.pid for w in workers}, f"shards ran on {pids} only\n{logs}"
     assert pids != {os.getpid()}
+
+
+@dataclass
+class WorkerPair:
+    """Two worker processes on a queue of their own (``two_workers``)."""
+
+    workers: list[Worker]
+    broker: Broker
+    queue: str
+
+    def run(self, job: Job, *, timeout: float = 240) -> Job:
+        """Send the job's message to the pair and return the job once it has finished."""
+        send(job.pk, broker=self.broker, queue=self.queue)
+        return wait_finished(job.pk, timeout=timeout)
+
+
+@contextmanager
+def two_workers(*, tmp_path: Path, data_dir: Path, monkeypatch, env: dict[str, str]) -> Iterator[WorkerPair]:
+    """Two worker processes on a new queue of the filesystem broker in ``data_dir``, which the gpu
+    queue setting names (every sharded kind of the tests runs there), with ``env`` for their
+    settings; jobs go to them instead of running here. Both stopped at exit."""
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
+    broker = filesystem_broker(data_dir)
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    env = {**env, "WELLCHOSEN_GPU_QUEUE": queue}
+    workers = [
+        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
+        for name in (f"one-{queue}", f"two-{queue}")
+    ]
+    try:
+        yield WorkerPair(workers=workers, broker=broker, queue=queue)
+    finally:
+        for worker in workers:
+            worker.stop()

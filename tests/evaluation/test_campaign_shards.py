@@ -2,14 +2,12 @@
 RandomTrialResult rows and the report are exactly those of a run in one piece."""
 
 import json
-import uuid
 
 import pytest
 
 from annotation.models import FilterRules
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_import import testset_import
-from config.celery import app as celery_app
 from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create, job_execute
 from evaluation.job_params import CampaignParams
@@ -22,13 +20,7 @@ from evaluation.services.systems import system_register
 from tests.evaluation.campaign_helpers import build_repository, build_testset, campaign_with
 from tests.evaluation.plugins import LongestWinsPlugin
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 TRIALS = 12
 
@@ -198,25 +190,15 @@ def test_two_workers_share_a_campaigns_trials_and_give_the_rows_of_one_worker(
     reference = large_campaign("reference")
     campaign_random_run(campaign_id=reference.pk, device="cpu")
     # and two worker processes on one queue, which split the trials into shards of 5
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_TRIAL_SHARD_SIZE": "5", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_TRIAL_SHARD_SIZE": "5"}
+    ) as pair:
         # when an identical campaign's job is sent to them
         sharded = large_campaign("sharded")
         job = campaign_job(sharded)
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 16 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=2 * 8)
+    assert_shards_once_on_every_worker(job, pair.workers, count=2 * 8)
     # and every trial's result is the one-process run's
     assert rows(sharded) == rows(reference) and len(rows(sharded)) == 2 * 40
     assert job.result["random"] == {"trials": 40, "systems": 2, "scored": 80, "skipped": 0}

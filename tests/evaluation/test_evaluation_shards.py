@@ -2,14 +2,12 @@
 losses and summary are exactly those of a run in one piece."""
 
 import json
-import uuid
 
 import pytest
 
 from annotation.models import FilterRules
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_import import testset_import
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
@@ -18,13 +16,7 @@ from evaluation.services.evaluation_shards import evaluation_shard_size, evaluat
 from evaluation.services.evaluations import evaluation_run, evaluation_shard_score, evaluation_start
 from evaluation.services.systems import system_register
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -169,26 +161,16 @@ def test_two_workers_share_an_evaluation_job_and_give_the_results_of_one_worker(
     reference, _ = evaluation_start(testset_name="r1", system_name="reference", enqueue=False, device="cpu")
     evaluation_run(evaluation_id=reference.pk, batch_questions=10, device="cpu")
     # and two worker processes on one queue, which split evaluation jobs into shards of 20 questions
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_EVALUATION_SHARD_SIZE": "20", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_EVALUATION_SHARD_SIZE": "20"}
+    ) as pair:
         # when the same model's evaluation job is sent to them
         evaluation, job = evaluation_start(
             testset_name="r1", system_name="sharded", enqueue=False, batch_questions=10, device="cpu"
         )
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 15 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=15)
+    assert_shards_once_on_every_worker(job, pair.workers, count=15)
     # and every selection and loss is the one-process run's, and so is the summary
     evaluation.refresh_from_db()
     reference.refresh_from_db()

@@ -1,13 +1,11 @@
 """The generation job in shards: in one process and on two real worker processes, every response
 (nucleus sampling included) is exactly that of a run in one piece."""
 
-import uuid
 from pathlib import Path
 
 import pytest
 
 from annotation.services.dialogue_import import dialogues_import
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation
@@ -17,13 +15,7 @@ from evaluation.services.evaluation_shards import context_order, generation_shar
 from evaluation.services.generations import generation_run, generation_start, generation_summary
 from evaluation.services.systems import system_register
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -121,25 +113,15 @@ def test_two_workers_share_a_generation_job_and_give_the_responses_of_one_worker
     dataset(tmp_path, n)
     reference_run(batch_size=4)
     # and two worker processes on one queue, which split generation jobs into shards of 8 contexts
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_EVALUATION_SHARD_SIZE": "8", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_EVALUATION_SHARD_SIZE": "8"}
+    ) as pair:
         # when the same model's generation job is sent to them
         generation, job = generation_start(
             system_name="sharded", dataset_name="dialogues", enqueue=False, batch_size=4, device="cpu", **DECODING
         )
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 10 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=10)
+    assert_shards_once_on_every_worker(job, pair.workers, count=10)
     # and every response is the one-process run's
     assert responses("sharded") == responses("reference") and len(responses("sharded")) == n

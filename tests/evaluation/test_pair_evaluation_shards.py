@@ -1,11 +1,8 @@
 """The pair evaluation job in shards: in one process and on two real worker processes, the losses,
 correctness and summary are exactly those of a run in one piece."""
 
-import uuid
-
 import pytest
 
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import EvaluationStatus, PairEvaluation, PairResult
@@ -16,13 +13,7 @@ from evaluation.services.systems import system_register
 from pairs.models import Pair
 from tests.factories import PairFactory, PairSetFactory
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -127,26 +118,16 @@ def test_two_workers_share_a_pair_evaluation_job_and_give_the_results_of_one_wor
     pairs(n)
     reference = reference_run(batch_pairs=10)
     # and two worker processes on one queue, which split evaluation jobs into shards of 20 pairs
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_EVALUATION_SHARD_SIZE": "20", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_EVALUATION_SHARD_SIZE": "20"}
+    ) as pair:
         # when the same model's pair evaluation job is sent to them
         evaluation, job = pair_evaluation_start(
             pair_set_name="sharded", system_name="sharded", enqueue=False, batch_pairs=10, device="cpu"
         )
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 15 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=15)
+    assert_shards_once_on_every_worker(job, pair.workers, count=15)
     # and every loss and correctness is the one-process run's, and so is the summary
     evaluation.refresh_from_db()
     assert results("sharded") == results("reference") and len(results("sharded")) == n

@@ -2,14 +2,12 @@
 (texts, ranks, scores, provenance), the outcomes and the report are exactly those of a run in one
 piece."""
 
-import uuid
 from pathlib import Path
 
 import pytest
 
 from annotation.models import Candidate, CandidateSource, Dataset
 from annotation.services.dialogue_import import dialogues_import
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create, job_execute
 from negatives.job_params import GenerateNegativesParams
@@ -18,13 +16,7 @@ from negatives.models import QuestionGeneration
 from negatives.services.generation import negatives_generate
 from negatives.services.generation_shards import negatives_shard_size, negatives_shards_plan
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -128,27 +120,17 @@ def test_two_workers_share_a_negatives_job_and_give_the_negatives_of_one_worker(
         batch_size=10,
     )
     # and two worker processes on one queue, which split negatives jobs into shards of 40 questions
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_JOB_SHARD_SIZE": "40", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_JOB_SHARD_SIZE": "40"}
+    ) as pair:
         # when the second dataset's job is sent to them
         params = GenerateNegativesParams(
             dataset="sharded", mlm=str(tiny_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=10
         )
         job = job_create(params=params, enqueue=False)
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 10 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=10)
+    assert_shards_once_on_every_worker(job, pair.workers, count=10)
     # and every negative and outcome is the one-process run's, and so is the report
     assert negatives("sharded") == negatives("reference")
     assert without_dataset(job.result) == without_dataset(reference)

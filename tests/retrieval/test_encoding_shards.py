@@ -2,14 +2,12 @@
 worker into their rows of one store, which ends byte for byte the store of a build in one piece,
 searched alike (FAISS, and the Elasticsearch kNN index each shard loads its vectors into)."""
 
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from annotation.models import Repository, Utterance
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create, job_execute
 from retrieval.dense.backends import STORE_FOLDER
@@ -23,13 +21,7 @@ from retrieval.services.repository_import import repository_import
 from tests.factories import RepositoryFactory, UtteranceFactory
 from tests.retrieval.es_double import ElasticsearchDouble
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 STORE_FILES = ("ids.npy", "vectors.bin", "meta.json")
 
@@ -163,24 +155,14 @@ def test_two_workers_share_an_encoding_and_write_the_store_of_one_piece(tmp_path
     # (seconds of work: the second worker takes its first shard message before the first is done)
     repository = import_repository(tmp_path, 2560)
     get_encoder()  # the MiniLM export is made here, once, before the workers need it
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {"WELLCHOSEN_ENCODING_SHARD_SIZE": "256", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path, data_dir=data_dir, monkeypatch=monkeypatch, env={"WELLCHOSEN_ENCODING_SHARD_SIZE": "256"}
+    ) as pair:
         # when its dense index job is sent to them
         job = job_create(params=BuildIndexesParams(repository="subtitles", kinds=["dense"]), enqueue=False)
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then its 10 shards ran once each, some on each worker
-    assert_shards_once_on_every_worker(job, workers, count=10)
+    assert_shards_once_on_every_worker(job, pair.workers, count=10)
     assert_shards_cover_the_repository(job.pk, repository, size=256)
     # and the store is byte for byte that of a build in one piece, here, searched alike
     sharded = RetrievalIndex.objects.get(job=job, kind=IndexKind.DENSE)

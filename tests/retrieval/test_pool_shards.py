@@ -1,14 +1,12 @@
 """The pool job in shards: two real worker processes share one job, and the pools are exactly those
 of a run in one process (texts, utterances, sources, ranks, scores and recorded exclusions)."""
 
-import uuid
 from pathlib import Path
 
 import pytest
 
 from annotation.models import Candidate
 from annotation.services.dialogue_import import dialogues_import
-from config.celery import app as celery_app
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create, job_execute
 from retrieval.job_params import BuildPoolsParams
@@ -18,13 +16,7 @@ from retrieval.services.pool_targets import pools_target_get
 from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 from tests.security.workerkill.corpus import sentences
-from tests.worker_helpers import (
-    assert_shards_once_on_every_worker,
-    filesystem_broker,
-    send,
-    wait_finished,
-    worker_start,
-)
+from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
@@ -130,27 +122,20 @@ def test_two_workers_share_a_pool_job_and_build_the_pools_of_one_worker(tiny_enc
         dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=NO_PARAPHRASE)
     )
     # and two worker processes on one queue, which split pool jobs into shards of 40 questions
-    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
-    broker = filesystem_broker(data_dir)
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**tiny_encoder, "WELLCHOSEN_JOB_SHARD_SIZE": "40", "WELLCHOSEN_GPU_QUEUE": queue}
-    workers = [
-        worker_start(broker=broker, queues=[queue], name=name, data_dir=data_dir, log=tmp_path / f"{name}.log", env=env)
-        for name in (f"one-{queue}", f"two-{queue}")
-    ]
-    try:
+    with two_workers(
+        tmp_path=tmp_path,
+        data_dir=data_dir,
+        monkeypatch=monkeypatch,
+        env={**tiny_encoder, "WELLCHOSEN_JOB_SHARD_SIZE": "40"},
+    ) as pair:
         # when the second dataset's pool job is sent to them
         job = job_create(
             params=BuildPoolsParams(dataset="sharded", repository="subtitles", paraphrase_threshold=NO_PARAPHRASE),
             enqueue=False,
         )
-        send(job.pk, broker=broker, queue=queue)
-        job = wait_finished(job.pk, timeout=240)
-    finally:
-        for worker in workers:
-            worker.stop()
+        job = pair.run(job)
     # then the job succeeded, its 15 shards each once, and both workers ran some of them
-    assert_shards_once_on_every_worker(job, workers, count=15)
+    assert_shards_once_on_every_worker(job, pair.workers, count=15)
     # and every pool is byte for byte the one-process run's: utterances, ranks, scores and exclusions
     assert pools("sharded") == pools("reference")
     assert (job.result["built"], job.result["candidates_added"]) == (n, 10 * n)
