@@ -40,9 +40,9 @@ from core.services.jobs import JobProgress
 from retrieval.dense.backends import STORE_FOLDER, DenseBackend, dense_backend
 from retrieval.dense.encoder import Encoder, get_encoder
 from retrieval.dense.store import EmbeddingStore, StoreBlockWriter, store_allocate, store_complete
-from retrieval.models import IndexKind, IndexStatus, RetrievalIndex
+from retrieval.models import IndexStatus, RetrievalIndex
 
-from .indexing import _delete_files, _failed, _new_version, _ready, _snapshot, dense_index_folder
+from .indexing import _delete_files, _failed, _ready, _snapshot, dense_version_new
 
 logger = logging.getLogger(__name__)
 
@@ -140,18 +140,8 @@ def _version_resumed(*, job: Job) -> RetrievalIndex | None:
 
 def _version_begin(*, repository: Repository, job: Job, encoder: Encoder, dtype: str | None) -> RetrievalIndex:
     """A new version, its store allocated and its search index begun, with what every shard reads."""
-    search = dense_backend()
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
-    index = _new_version(
-        repository=repository,
-        kind=IndexKind.DENSE,
-        backend=encoder.name,
-        name_for=dense_index_folder,
-        job_id=job.pk,
-    )
-    # Recorded now, so that the files of a build interrupted from here on can be found and deleted.
-    index.params = {**index.params, "search": search.name}
-    index.save(update_fields=["params"])
+    index, search = dense_version_new(repository=repository, encoder_name=encoder.name, job_id=job.pk)
     folder = Path(index.name)
     top, total = _snapshot(repository)
     try:

@@ -114,6 +114,20 @@ def dense_index_folder(repository: Repository, version: int) -> str:
     return str(Path(settings.WELLCHOSEN_DATA_DIR) / "embeddings" / f"{index_slug(repository)}-v{version}")
 
 
+def dense_version_new(
+    *, repository: Repository, encoder_name: str, job_id: int | None
+) -> tuple[RetrievalIndex, type[DenseBackend]]:
+    """A new dense version in status building (see _new_version) and its search backend, recorded
+    on it at once so that the files of a build interrupted from here on can be found and deleted."""
+    search = dense_backend()
+    index = _new_version(
+        repository=repository, kind=IndexKind.DENSE, backend=encoder_name, name_for=dense_index_folder, job_id=job_id
+    )
+    index.params = {**index.params, "search": search.name}
+    index.save(update_fields=["params"])
+    return index, search
+
+
 def lexical_index_build(
     *, repository: Repository, progress: JobProgress | None = None, job_id: int | None = None
 ) -> RetrievalIndex:
@@ -155,18 +169,8 @@ def embeddings_build(
 ) -> RetrievalIndex:
     """A new embedding version of the repository; ``job_id``: the job building it (see _new_version)."""
     encoder = get_encoder(model_path=model_path, backend=backend)
-    search = dense_backend()
     dtype = dtype or settings.WELLCHOSEN_EMBEDDING_DTYPE
-    index = _new_version(
-        repository=repository,
-        kind=IndexKind.DENSE,
-        backend=encoder.name,
-        name_for=dense_index_folder,
-        job_id=job_id,
-    )
-    # Recorded now, so that the files of a build interrupted from here on can be found and deleted.
-    index.params = {**index.params, "search": search.name}
-    index.save(update_fields=["params"])
+    index, search = dense_version_new(repository=repository, encoder_name=encoder.name, job_id=job_id)
     folder = Path(index.name)
     top, total = _snapshot(repository)
     try:
