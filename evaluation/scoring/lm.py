@@ -110,8 +110,10 @@ class LMScorer:
             for name in ("final_logit_softcapping", "logit_scale", "logits_scaling")
         )
         if limit and kind == "causal":
-            # context + candidate must fit the position embeddings
-            max_context_tokens = max(1, min(max_context_tokens, limit - max_candidate_tokens))
+            # context + candidate must fit the position embeddings: a candidate keeps at most all
+            # but one of them (a context of one token), the context what the candidate leaves
+            self.max_candidate_tokens = min(max_candidate_tokens, limit - 1)
+            max_context_tokens = max(1, min(max_context_tokens, limit - self.max_candidate_tokens))
         elif limit:
             # the encoder reads the framed context, the decoder the candidate
             max_context_tokens = max(1, min(max_context_tokens, limit - sum(map(len, self._specials))))

@@ -274,3 +274,19 @@ def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_
     assert type(body.h[-1].mlp).__name__ == "RowSubsetMLP"
     assert type(scorer.model.base_model.h[0].mlp.act).__name__ == "NewGELUActivation"
     assert {id(p) for p in body.parameters()} == {id(p) for p in scorer.model.base_model.parameters()}
+
+
+@pytest.mark.parametrize("strategy", ["packed", "kv-cache"])
+def test_a_candidate_longer_than_the_position_embeddings_is_cut_to_fit_them(tiny_gpt2_dir, strategy):
+    # given a causal model of 96 positions, the default candidate limit (128 tokens, more than
+    # that) and a candidate of several hundred tokens beside a short one
+    scorer = make_scorer(tiny_gpt2_dir, "causal", strategy=strategy)
+    positions = scorer.model.config.n_positions
+    long = " ".join(["the station is closed on sundays, and the museum too"] * 40)
+    # when both are scored, on the fast path and the naive one
+    encoded = scorer.encode([scorer.render(CONTEXTS[0])], [[long, "Okay."]])
+    fast, naive = scorer.score_encoded(encoded), scorer.score_encoded(encoded, naive=True)
+    # then context and candidate fit the positions, and both paths agree
+    assert len(encoded[0].context) + max(len(c) for c in encoded[0].candidates) <= positions
+    assert fast[0][0].n_tokens == positions - len(encoded[0].context)
+    assert_same(fast, naive)
