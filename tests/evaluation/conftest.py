@@ -38,3 +38,18 @@ def gpt_system(db, tiny_gpt2_dir):
 
     yield system_register(name="gpt", kind="causal", checkpoint=str(tiny_gpt2_dir), speaker_tags=True)
     scorer_cache_clear()
+
+
+@pytest.fixture
+def two_gpts(db, tiny_gpt2_dir):
+    """The tiny GPT-2 twice, as "reference" and "sharded": two runs of one model on the same data
+    (the sharded-job tests compare a run in shards with one in one piece)."""
+    from evaluation.scoring.loading import scorer_cache_clear
+    from evaluation.services.systems import system_register
+
+    systems = [
+        system_register(name=name, kind="causal", checkpoint=str(tiny_gpt2_dir), speaker_tags=True)
+        for name in ("reference", "sharded")
+    ]
+    yield systems
+    scorer_cache_clear()

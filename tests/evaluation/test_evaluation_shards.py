@@ -11,10 +11,8 @@ from annotation.services.testset_import import testset_import
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
-from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.evaluation_shards import evaluation_shard_size, evaluation_shards_plan
 from evaluation.services.evaluations import evaluation_run, evaluation_shard_score, evaluation_start
-from evaluation.services.systems import system_register
 from tests.security.workerkill.corpus import sentences
 from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
@@ -36,17 +34,6 @@ def testset(db, tmp_path):
         return testset_build(dataset_name="sharded", name="r1")
 
     return build
-
-
-@pytest.fixture
-def two_gpts(db, tiny_gpt2_dir):
-    """The tiny GPT-2 twice, as "reference" and "sharded": one test set, two evaluations of one model."""
-    systems = [
-        system_register(name=name, kind="causal", checkpoint=str(tiny_gpt2_dir), speaker_tags=True)
-        for name in ("reference", "sharded")
-    ]
-    yield systems
-    scorer_cache_clear()
 
 
 def results(system_name: str) -> list[tuple]:

@@ -9,11 +9,9 @@ from annotation.services.dialogue_import import dialogues_import
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation
-from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.selectors import generation_contexts
 from evaluation.services.evaluation_shards import context_order, generation_shards_plan
 from evaluation.services.generations import generation_run, generation_start, generation_summary
-from evaluation.services.systems import system_register
 from tests.security.workerkill.corpus import sentences
 from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
@@ -28,17 +26,6 @@ def dataset(folder: Path, n: int) -> None:
     lines = [" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)]
     (folder / "dialogues.txt").write_text("".join(lines))
     dialogues_import(path=folder / "dialogues.txt", fmt="dailydialog", dataset_name="dialogues")
-
-
-@pytest.fixture
-def two_gpts(db, tiny_gpt2_dir):
-    """The tiny GPT-2 twice, as "reference" and "sharded": one dataset, two generations of one model."""
-    systems = [
-        system_register(name=name, kind="causal", checkpoint=str(tiny_gpt2_dir), speaker_tags=True)
-        for name in ("reference", "sharded")
-    ]
-    yield systems
-    scorer_cache_clear()
 
 
 def responses(system_name: str) -> list[tuple]:

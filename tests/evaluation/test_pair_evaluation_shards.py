@@ -6,10 +6,8 @@ import pytest
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import EvaluationStatus, PairEvaluation, PairResult
-from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.evaluation_shards import pair_shards_plan
 from evaluation.services.pair_evaluations import pair_evaluation_run, pair_evaluation_start
-from evaluation.services.systems import system_register
 from pairs.models import Pair
 from tests.factories import PairFactory, PairSetFactory
 from tests.security.workerkill.corpus import sentences
@@ -30,17 +28,6 @@ def pairs(db):
         return pair_set
 
     return build
-
-
-@pytest.fixture
-def two_gpts(db, tiny_gpt2_dir):
-    """The tiny GPT-2 twice, as "reference" and "sharded": one pair set, two evaluations of one model."""
-    systems = [
-        system_register(name=name, kind="causal", checkpoint=str(tiny_gpt2_dir), speaker_tags=True)
-        for name in ("reference", "sharded")
-    ]
-    yield systems
-    scorer_cache_clear()
 
 
 def results(system_name: str) -> list[tuple]:
