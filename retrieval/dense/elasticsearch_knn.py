@@ -21,9 +21,14 @@ from typing import Any
 
 import numpy as np
 from elasticsearch import ApiError, Elasticsearch, TransportError
-from elasticsearch.helpers import BulkIndexError, parallel_bulk
+from elasticsearch.helpers import parallel_bulk
 
-from retrieval.lexical.elasticsearch_backend import ElasticsearchBackendError, _error_type, _reason
+from retrieval.lexical.elasticsearch_backend import (
+    ElasticsearchBackendError,
+    _error_type,
+    _reason,
+    bulk_load_errors,
+)
 
 from .base import DenseIndex
 from .store import EmbeddingStore
@@ -113,7 +118,7 @@ class ElasticsearchKnnWriter:
             for i, v in zip(ids, vectors, strict=True)
         )
         left_as_is = f"index {self.index_name!r} is left incomplete and is deleted with the failed build"
-        try:
+        with bulk_load_errors(index_name=self.index_name, items="vector", left_as_is=left_as_is):
             for _ok, _item in parallel_bulk(
                 self.client,
                 actions,
@@ -123,14 +128,6 @@ class ElasticsearchKnnWriter:
                 raise_on_exception=True,
             ):
                 self.written += 1
-        except BulkIndexError as exc:
-            first = next(iter(exc.errors[0].values()), {}) if exc.errors else {}
-            raise ElasticsearchBackendError(
-                f"Elasticsearch refused {len(exc.errors)} vector(s) while loading {self.index_name!r} "
-                f"(first: _id {first.get('_id')!r}, {_reason(first.get('error'))}); {left_as_is}"
-            ) from exc
-        except (ApiError, TransportError) as exc:
-            raise ElasticsearchBackendError(f"bulk load of {self.index_name!r} failed: {exc}; {left_as_is}") from exc
 
     def finish(self, expected: int) -> None:
         self.client.indices.put_settings(index=self.index_name, settings={"index": {"refresh_interval": "1s"}})

@@ -18,6 +18,7 @@ people browsing the cluster; our code always searches the versioned name.
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import islice
 from typing import Any
 
@@ -126,7 +127,7 @@ class ElasticsearchBackend(LexicalBackend):
     def _load(self, utterances: Iterable[tuple[int, str]], on_progress: Callable[[int], None] | None) -> int:
         count = 0
         left_as_is = f"index {self.index_name!r} is left incomplete; delete it before building again"
-        try:
+        with bulk_load_errors(index_name=self.index_name, items="document", left_as_is=left_as_is):
             for round_ in self._rounds(utterances):
                 results = parallel_bulk(
                     self.client,
@@ -141,14 +142,6 @@ class ElasticsearchBackend(LexicalBackend):
                     count += 1
                     if on_progress and count % self.bulk_chunk == 0:
                         on_progress(count)
-        except BulkIndexError as exc:
-            first = next(iter(exc.errors[0].values()), {}) if exc.errors else {}
-            raise ElasticsearchBackendError(
-                f"Elasticsearch refused {len(exc.errors)} document(s) while loading {self.index_name!r} "
-                f"(first: _id {first.get('_id')!r}, {_reason(first.get('error'))}); {left_as_is}"
-            ) from exc
-        except (ApiError, TransportError) as exc:
-            raise ElasticsearchBackendError(f"bulk load of {self.index_name!r} failed: {exc}; {left_as_is}") from exc
         if on_progress and count % self.bulk_chunk:
             on_progress(count)
         return count
@@ -221,3 +214,20 @@ def _error_type(exc: ApiError) -> str | None:
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         return body["error"].get("type")
     return None
+
+
+@contextmanager
+def bulk_load_errors(*, index_name: str, items: str, left_as_is: str) -> Iterator[None]:
+    """A bulk load's failures as ElasticsearchBackendError: the documents the cluster refused (how
+    many, and the first one's id and reason) or the request that failed; ``items`` names what the
+    documents hold ("document", "vector"), ``left_as_is`` what becomes of the half-loaded index."""
+    try:
+        yield
+    except BulkIndexError as exc:
+        first = next(iter(exc.errors[0].values()), {}) if exc.errors else {}
+        raise ElasticsearchBackendError(
+            f"Elasticsearch refused {len(exc.errors)} {items}(s) while loading {index_name!r} "
+            f"(first: _id {first.get('_id')!r}, {_reason(first.get('error'))}); {left_as_is}"
+        ) from exc
+    except (ApiError, TransportError) as exc:
+        raise ElasticsearchBackendError(f"bulk load of {index_name!r} failed: {exc}; {left_as_is}") from exc
