@@ -177,6 +177,21 @@ def filter_rules_get(*, version: int | None) -> FilterRules:
     return FilterRules.objects.get(version=version)
 
 
+def filter_rules_stored(*, version: int | None = None) -> FilterRules:
+    """The rules a test set records: version ``version``, or the newest. UserError when there is
+    no such version, or no rules at all (a database whose migrations never created version 1):
+    ``filter_rules_current`` then offers unsaved defaults, which a test set cannot point to."""
+    if version is not None:
+        rules = FilterRules.objects.filter(version=version).first()
+        if rules is None:
+            raise UserError(f"no filter rules version {version}")
+        return rules
+    rules = filter_rules_current()
+    if rules.pk is None:
+        raise UserError("no filter rules in this database: run `manage.py migrate`, which creates version 1")
+    return rules
+
+
 def candidate_score_counts(*, dataset: Dataset, rules: FilterRules) -> QuerySet:
     """Per candidate of the dataset's original questions: how many scores, and how many meet each
     rule's score condition. One aggregate query; only counted

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Dataset, TestSet
-from annotation.selectors import filter_rules_get
+from annotation.selectors import filter_rules_stored
 from annotation.selectors_agreement import dataset_agreement, testset_agreement
 from annotation.testset_io import EXPORTS, FORMAT_VERSIONS, export_filename, render_exports
 from core.errors import UserError
@@ -51,10 +51,7 @@ def testset_build(
             f"dataset {dataset.name!r} rates generated responses 1-5 (to rank systems); "
             "test sets are built from datasets whose candidates were scored 0-5 for selection"
         )
-    try:
-        rules = filter_rules_get(version=rules_version)
-    except Exception:
-        raise UserError(f"no filter rules version {rules_version}") from None
+    rules = filter_rules_stored(version=rules_version)
     with transaction.atomic():
         testset_name_check(name=name)
         testset = TestSet.objects.create(

@@ -122,3 +122,18 @@ def test_nothing_buildable_is_an_error_and_leaves_no_test_set(db, scored_questio
 def test_unknown_dataset_is_an_error(db):
     with pytest.raises(UserError, match="no dataset 'nope'"):
         testset_build(dataset_name="nope", name="r1")
+
+
+def test_an_unknown_rules_version_is_an_error_and_leaves_no_test_set(dataset):
+    with pytest.raises(UserError, match="no filter rules version 99"):
+        testset_build(dataset_name="build", name="r1", rules_version=99)
+    assert not TestSet.objects.exists()
+
+
+def test_a_database_without_filter_rules_is_a_clear_error_and_leaves_no_test_set(dataset):
+    from annotation.models import FilterRules
+
+    FilterRules.objects.all().delete()
+    with pytest.raises(UserError, match="no filter rules in this database"):
+        testset_build(dataset_name="build", name="r1")
+    assert not TestSet.objects.exists()
