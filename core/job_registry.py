@@ -91,14 +91,18 @@ Handler = Callable[[Any, Any, Any], dict]
 # shard_handler(params, job, shard, progress) -> result dict: one part of a sharded job's work, the
 # core.models.JobShard row (its ``params`` say which part) and a core.services.job_shards.ShardProgress.
 ShardHandler = Callable[[Any, Any, Any, Any], dict]
+# What a kind registers for its shards: one handler (its one stage, "") or {stage: handler} for a
+# kind whose job runs several stages of shards (JobShard.stage).
+ShardHandlers = ShardHandler | Mapping[str, ShardHandler]
 
 
 @dataclass(frozen=True)
 class JobKind:
     params: type[JobParams]
     handler: Handler  # handler(params, job, progress) -> result dict
-    # The kind's work on one shard, for a handler that splits its work (core.services.job_shards).
-    shard_handler: ShardHandler | None = None
+    # The kind's work on one shard of each stage, for a handler that splits its work
+    # (core.services.job_shards): {stage: shard handler}; empty for a kind that does not.
+    shard_handlers: Mapping[str, ShardHandler] = dataclasses.field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -112,31 +116,48 @@ class JobKind:
     def queue(self) -> str:
         return self.params.queue
 
+    def shard_handler(self, stage: str) -> ShardHandler:
+        """The kind's work on one shard of ``stage``; a UserError when it has none."""
+        try:
+            return self.shard_handlers[stage]
+        except KeyError:
+            stage_text = f" of stage {stage!r}" if stage else ""
+            raise UserError(f"job kind {self.name!r} has no shard handler{stage_text}") from None
+
 
 _kinds: dict[str, JobKind] = {}
 
 
 def job_kind_register(
-    *, params: type[JobParams], handler: Handler, shard_handler: ShardHandler | None = None
+    *, params: type[JobParams], handler: Handler, shard_handler: ShardHandlers | None = None
 ) -> JobKind:
     """Declare a job kind (``shard_handler``: its work on one shard, when its handler splits the
-    work). The same class again (a second ``ready()``) is registered again with the handlers given;
-    another class under a taken name is an error."""
+    work; a mapping {stage: handler} when it splits it in several stages). The same class again (a
+    second ``ready()``) is registered again with the handlers given; another class under a taken
+    name is an error."""
     if params.queue not in QUEUES:
         raise ValueError(f"job kind {params.kind!r}: queue must be one of {QUEUES}, not {params.queue!r}")
     existing = _kinds.get(params.kind)
     if existing is not None and existing.params is not params:
         raise ValueError(f"job kind {params.kind!r} is registered already by {existing.params.__module__}")
-    kind = JobKind(params=params, handler=handler, shard_handler=shard_handler)
+    kind = JobKind(params=params, handler=handler, shard_handlers=_by_stage(shard_handler))
     _kinds[params.kind] = kind
     return kind
 
 
+def _by_stage(shard_handler: ShardHandlers | None) -> dict[str, ShardHandler]:
+    if shard_handler is None:
+        return {}
+    if isinstance(shard_handler, Mapping):
+        return dict(shard_handler)
+    return {"": shard_handler}
+
+
 def job_kinds_register(
-    handlers: Mapping[type[JobParams], Handler], shard_handlers: Mapping[type[JobParams], ShardHandler] | None = None
+    handlers: Mapping[type[JobParams], Handler], shard_handlers: Mapping[type[JobParams], ShardHandlers] | None = None
 ) -> None:
     """Declare an app's job kinds, ``{params class: handler}``, and the shard handlers of those that
-    split their work (called from its AppConfig.ready())."""
+    split their work (called from its AppConfig.ready()): a handler, or {stage: handler}."""
     shard_handlers = shard_handlers or {}
     unknown = [params.kind for params in shard_handlers if params not in handlers]
     if unknown:

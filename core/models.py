@@ -17,9 +17,9 @@ def job_cache_key(job_id: int, what: str) -> str:
     return f"wellchosen:job:{job_id}:{what}"
 
 
-def job_shard_cache_key(job_id: int, number: int, what: str) -> str:
-    """Cache key of a shard's live progress or heartbeat."""
-    return f"wellchosen:job:{job_id}:shard:{number}:{what}"
+def job_shard_cache_key(job_id: int, number: int, what: str, *, stage: str) -> str:
+    """Cache key of a shard's live progress or heartbeat (shard numbers restart at 0 in each stage)."""
+    return f"wellchosen:job:{job_id}:shard:{stage}:{number}:{what}"
 
 
 class JobStatus(models.TextChoices):
@@ -92,12 +92,17 @@ class JobShardStatus(models.TextChoices):
 class JobShard(models.Model):
     """One part of a job's work (a block of questions), planned once by the job's handler and run
     by whichever worker claims it (core.services.job_shards). Claimed like a job: pending, or
-    running with a stale heartbeat (its worker died); only the attempt that claimed it may finish it."""
+    running with a stale heartbeat (its worker died); only the attempt that claimed it may finish it.
+
+    A job may run several stages of shards one after the other (the pool job: its encoding, then
+    its questions); each stage is its own plan, numbered from 0, with its own shard handler."""
 
     FINISHED = (JobShardStatus.SUCCEEDED, JobShardStatus.FAILED)
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="shards")
-    number = models.PositiveIntegerField()  # 0 .. n-1, in the order of the work
+    # Which of the job's plans this shard belongs to ("" for a job of one stage).
+    stage = models.CharField(max_length=32, blank=True, default="")
+    number = models.PositiveIntegerField()  # 0 .. n-1 within the stage, in the order of the work
     # What the kind's shard handler needs to find its part, e.g. {"first_id": .., "last_id": ..}.
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=JobShardStatus.choices, default=JobShardStatus.PENDING)
@@ -113,9 +118,9 @@ class JobShard(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["job", "number"]
+        ordering = ["job", "id"]  # the order they were planned in: stage by stage, then by number
         constraints = [
-            models.UniqueConstraint(fields=["job", "number"], name="job_shard_number_unique"),
+            models.UniqueConstraint(fields=["job", "stage", "number"], name="job_shard_stage_number_unique"),
             models.CheckConstraint(
                 condition=Q(status__in=[s.value for s in JobShardStatus]), name="job_shard_status_valid"
             ),
@@ -128,5 +133,9 @@ class JobShard(models.Model):
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
 
+    def cache_key(self, what: str) -> str:
+        return job_shard_cache_key(self.job_id, self.number, what, stage=self.stage)
+
     def __str__(self) -> str:
-        return f"shard {self.number} of job #{self.job_id} ({self.status})"
+        stage = f"{self.stage} " if self.stage else ""
+        return f"{stage}shard {self.number} of job #{self.job_id} ({self.status})"

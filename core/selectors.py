@@ -56,24 +56,31 @@ def job_live_progress(*, job: Job, now: float | None = None) -> dict:
     return values
 
 
-def job_shards_live(*, job_id: int) -> list[dict]:
-    """Each shard of a sharded job (none for another job), in order, as its worker last reported
-    it: the cache while it runs (a report inside a transaction reaches only the cache), the row
-    otherwise. Keys: number, status, attempts, worker, done, total, failed, error and
-    ``counts_text`` ("310 of 1,000")."""
+def job_shards_live(*, job_id: int, stage: str | None = None) -> list[dict]:
+    """Each shard of a sharded job (none for another job), of ``stage`` or with None of every
+    stage, in the order they were planned, as its worker last reported it: the cache while it runs
+    (a report inside a transaction reaches only the cache), the row otherwise. Keys: stage,
+    number, status, attempts, worker, done, total, failed, error and ``counts_text`` ("310 of 1,000")."""
+    shards_of_job = JobShard.objects.filter(job_id=job_id)
+    if stage is not None:
+        shards_of_job = shards_of_job.filter(stage=stage)
     rows = list(
-        JobShard.objects.filter(job_id=job_id)
-        .order_by("number")
-        .values("number", "status", "attempts", "worker", "done_count", "total_count", "failed_count", "error")
+        shards_of_job.order_by("id").values(
+            "stage", "number", "status", "attempts", "worker", "done_count", "total_count", "failed_count", "error"
+        )
     )
-    running = [r["number"] for r in rows if r["status"] == JobShardStatus.RUNNING]
-    keys = {number: job_shard_cache_key(job_id, number, "progress") for number in running}
+    keys = {
+        (r["stage"], r["number"]): job_shard_cache_key(job_id, r["number"], "progress", stage=r["stage"])
+        for r in rows
+        if r["status"] == JobShardStatus.RUNNING
+    }
     live = cache.get_many(list(keys.values())) if keys else {}
     shards = []
     for row in rows:
-        counts = {**row, **(live.get(keys.get(row["number"], ""), {}))}
+        counts = {**row, **(live.get(keys.get((row["stage"], row["number"]), ""), {}))}
         shards.append(
             {
+                "stage": row["stage"],
                 "number": row["number"],
                 "status": row["status"],
                 "attempts": row["attempts"],
@@ -89,7 +96,8 @@ def job_shards_live(*, job_id: int) -> list[dict]:
 
 
 def job_shards_totals(shards: list[dict]) -> tuple[int, int, int]:
-    """The job's done, total and failed counts: its shards' summed (a succeeded shard counts whole)."""
+    """The done, total and failed counts of these shards (one stage's: the job's progress in that
+    stage), summed (a succeeded shard counts whole)."""
     done = sum(s["total"] if s["status"] == JobShardStatus.SUCCEEDED else s["done"] for s in shards)
     return done, sum(s["total"] for s in shards), sum(s["failed"] for s in shards)
 

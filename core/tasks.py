@@ -14,9 +14,10 @@ def run_job(job_id: int) -> None:
 
 
 @shared_task(acks_late=True)
-def run_job_shard(job_id: int, number: int) -> None:
-    """Run a shard of a running sharded job (services.job_shards.job_shard_execute)."""
-    job_shard_execute(job_id=job_id, number=number)
+def run_job_shard(job_id: int, number: int, stage: str = "") -> None:
+    """Run a shard of a running sharded job (services.job_shards.job_shard_execute). ``stage``
+    last, with a default: messages sent before stages existed name the job's one stage ("")."""
+    job_shard_execute(job_id=job_id, number=number, stage=stage)
 
 
 @shared_task

@@ -16,7 +16,7 @@ class JobShardInline(admin.TabularInline):
     model = JobShard
     extra = 0
     can_delete = False
-    fields = ["number", "status", "attempts", "worker", "done_count", "total_count", "failed_count"]
+    fields = ["stage", "number", "status", "attempts", "worker", "done_count", "total_count", "failed_count"]
     fields += ["params", "started_at", "heartbeat_at", "finished_at", "error", "result"]
     readonly_fields = fields
 

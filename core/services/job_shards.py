@@ -15,35 +15,37 @@ claimed the job, does the part that does not divide (building the indexes), then
 4. the shards' results come back in shard order for the handler to merge; a failed shard fails
    the job with its error.
 
-A shard is claimed like a job: a conditional UPDATE of a pending shard, or of a running one whose
-heartbeat is stale, that bumps ``attempts`` (only one of two concurrent claims matches the
-attempts it read), so it works the same on SQLite and PostgreSQL; only the attempt that claimed a
-shard may finish it. Each running shard keeps a heartbeat of its own (cache and row), so a worker
-killed mid-shard loses that shard's uncommitted work only; the shard is taken over by the job's
-worker or by a message beat sends again (``job_shards_requeue_stale``).
+A job may run several stages of shards, one after the other (the pool job encodes its
+repository's utterances in shards of stage "encoding", then retrieves its questions' candidates
+in shards of stage ""): each ``job_shards_run(stage=...)`` is its own plan, numbered from 0, run
+by the kind's shard handler for that stage, and everything here (plan, claim, messages, progress,
+failures, the stale sweep) is scoped to that stage.
+
+The claim and the heartbeat of a shard: ``core.services.job_shard_claims``. A worker killed
+mid-shard loses that shard's uncommitted work only; the shard is taken over by the job's worker or
+by a message beat sends again (``job_shards_requeue_stale``).
 """
 
 import logging
-import os
-import socket
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.errors import JobCancelled, UserError
 from core.job_registry import job_kind_get, job_kind_is_registered
-from core.models import Job, JobShard, JobShardStatus, JobStatus, job_cache_key, job_shard_cache_key
+from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.selectors import job_shards_live, job_shards_totals
+from core.services.job_shard_claims import ShardLost, ShardProgress, job_shard_claim, shard_alive_since
 from core.services.jobs import JobProgress, beating, job_queue
 
 logger = logging.getLogger(__name__)
@@ -52,11 +54,9 @@ logger = logging.getLogger(__name__)
 RUN_SHARD_TASK = "core.tasks.run_job_shard"
 
 _POLL_SECONDS = 1.0
-_REPORT_EVERY_SECONDS = 1.0
 # The job's summed progress is cheap (one query of the live shards), so it follows the shards
 # closely: a fast shard still shows in the job's counts before the next one ends.
 _JOB_REPORT_EVERY_SECONDS = 0.25
-_OPEN = (JobShardStatus.PENDING, JobShardStatus.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -68,31 +68,29 @@ class ShardSpec:
     total: int = 0
 
 
-class ShardLost(Exception):
-    """Another attempt took this shard over (this one was thought dead): its work is that attempt's now."""
+def _stage_shards(job: Job, stage: str):
+    return JobShard.objects.filter(job=job, stage=stage).order_by("number")
 
 
-def worker_identity() -> str:
-    """Who claims a shard: host and process, recorded on the row."""
-    return f"{socket.gethostname()}:{os.getpid()}"[:200]
-
-
-def job_shards_plan(*, job: Job, plan: Callable[[], list[ShardSpec]]) -> list[JobShard]:
-    """The job's shards, in order: the rows an earlier attempt planned (a job taken over keeps its
-    plan), else ``plan()``'s, recorded now."""
-    shards = list(JobShard.objects.filter(job=job).order_by("number"))
+def job_shards_plan(*, job: Job, plan: Callable[[], list[ShardSpec]], stage: str = "") -> list[JobShard]:
+    """The shards of the job's ``stage``, in order: the rows an earlier attempt planned (a job
+    taken over keeps its plan), else ``plan()``'s, recorded now."""
+    shards = list(_stage_shards(job, stage))
     if shards:
         return shards
-    rows = [JobShard(job=job, number=n, params=spec.params, total_count=spec.total) for n, spec in enumerate(plan())]
+    rows = [
+        JobShard(job=job, stage=stage, number=n, params=spec.params, total_count=spec.total)
+        for n, spec in enumerate(plan())
+    ]
     JobShard.objects.bulk_create(rows, ignore_conflicts=True)
-    return list(JobShard.objects.filter(job=job).order_by("number"))
+    return list(_stage_shards(job, stage))
 
 
-def job_shards_enqueue(*, job: Job, numbers: list[int]) -> bool:
-    """One message per shard to ``core.tasks.run_job_shard`` on the job's queue, once the
-    surrounding transaction commits. None in eager mode (tests; no broker): the job's own worker
-    runs every shard. A broker that cannot be reached costs the help of other workers, not the job.
-    Returns whether messages are to be sent."""
+def job_shards_enqueue(*, job: Job, numbers: list[int], stage: str = "") -> bool:
+    """One message per shard of ``stage`` to ``core.tasks.run_job_shard`` on the job's queue, once
+    the surrounding transaction commits. None in eager mode (tests; no broker): the job's own
+    worker runs every shard. A broker that cannot be reached costs the help of other workers, not
+    the job. Returns whether messages are to be sent."""
     if not numbers or current_app.conf.task_always_eager:
         return False
     queue = job_queue(job.kind)
@@ -101,7 +99,7 @@ def job_shards_enqueue(*, job: Job, numbers: list[int]) -> bool:
         task = import_string(RUN_SHARD_TASK)
         try:
             for number in numbers:
-                task.apply_async(args=[job.pk, number], queue=queue)
+                task.apply_async(args=[job.pk, number, stage], queue=queue)
         except Exception:  # noqa: BLE001 - the job's worker still runs every shard
             logger.warning("job %s: shard messages not sent; its own worker runs the shards", job.pk, exc_info=True)
 
@@ -109,116 +107,25 @@ def job_shards_enqueue(*, job: Job, numbers: list[int]) -> bool:
     return True
 
 
-def job_shard_claim(*, job_id: int, number: int | None = None) -> JobShard | None:
-    """Take a shard of the job for this worker: shard ``number``, or with None the first pending
-    one (then the first whose worker died). Pending, or running with a stale heartbeat: taken over,
-    its attempts bumped. None when there is none to take."""
-    now = timezone.now()
-    stale_before = now - timedelta(seconds=settings.WELLCHOSEN_JOB_STALE_AFTER)
-    open_shards = JobShard.objects.filter(job_id=job_id, status__in=_OPEN)
-    if number is not None:
-        open_shards = open_shards.filter(number=number)
-    for shard in sorted(open_shards, key=lambda s: (s.status != JobShardStatus.PENDING, s.number)):
-        if shard.status == JobShardStatus.RUNNING and _alive_since(shard) >= stale_before:
-            continue
-        claimed = JobShard.objects.filter(pk=shard.pk, attempts=shard.attempts, status__in=_OPEN).update(
-            status=JobShardStatus.RUNNING,
-            attempts=F("attempts") + 1,
-            started_at=shard.started_at or now,
-            heartbeat_at=now,
-            worker=worker_identity(),
-            error="",
-        )
-        if claimed:
-            shard.refresh_from_db()
-            cache.set(job_shard_cache_key(job_id, shard.number, "heartbeat"), now.timestamp(), timeout=None)
-            if shard.attempts > 1:
-                logger.warning("job %s: shard %s taken over (attempt %s)", job_id, shard.number, shard.attempts)
-            return shard
-    return None
-
-
-def _alive_since(shard: JobShard) -> datetime:
-    beats = [shard.heartbeat_at or shard.started_at or timezone.now()]
-    cached = cache.get(job_shard_cache_key(shard.job_id, shard.number, "heartbeat"))
-    if cached is not None:
-        beats.append(datetime.fromtimestamp(cached, tz=UTC))
-    return max(beats)
-
-
-class ShardProgress:
-    """Progress of one running shard, with the interface of JobProgress (``update``): its counts
-    go to the cache, and to the row when no transaction is open, which also beats its heartbeat.
-    A report raises JobCancelled once the job was cancelled or has ended (another shard failed),
-    and ShardLost once another attempt took the shard over. ``on_report``: called after each
-    written report (the job's worker aggregates the shards into the job's progress)."""
-
-    def __init__(self, shard: JobShard, *, on_report: Callable[[], None] | None = None) -> None:
-        self.shard = shard
-        self.on_report = on_report
-        self.phase = ""
-        self.counts = {"done_count": shard.done_count, "total_count": shard.total_count, "failed_count": 0}
-        self._last_write = 0.0
-
-    def update(
-        self,
-        *,
-        done: int,
-        total: int,
-        failed: int = 0,
-        force: bool = False,
-        phase: str | None = None,
-        unit: str | None = None,
-        estimated: bool = False,
-    ) -> None:
-        self.counts = {"done_count": done, "total_count": total, "failed_count": failed}
-        self.phase = phase if phase is not None else self.phase
-        now = time.monotonic()
-        if not force and now - self._last_write < _REPORT_EVERY_SECONDS:
-            return
-        self._last_write = now
-        shard = self.shard
-        beat = timezone.now()
-        cache.set(job_shard_cache_key(shard.job_id, shard.number, "progress"), self.counts, timeout=24 * 3600)
-        cache.set(job_shard_cache_key(shard.job_id, shard.number, "heartbeat"), beat.timestamp(), timeout=None)
-        outside_transaction = not transaction.get_connection().in_atomic_block
-        if outside_transaction:
-            mine = JobShard.objects.filter(pk=shard.pk, attempts=shard.attempts, status=JobShardStatus.RUNNING)
-            if not mine.update(heartbeat_at=beat, **self.counts):
-                raise ShardLost()
-        if self.stop_requested(read_row=outside_transaction):
-            raise JobCancelled()
-        if self.on_report is not None:
-            self.on_report()
-
-    def stop_requested(self, *, read_row: bool = True) -> bool:
-        if cache.get(job_cache_key(self.shard.job_id, "cancel")):
-            return True
-        if not read_row:
-            return False
-        row = Job.objects.filter(pk=self.shard.job_id).values_list("status", "cancel_requested").first()
-        return row is None or row[0] != JobStatus.RUNNING or row[1]
-
-
 def _shard_run(*, job: Job, shard: JobShard, on_report: Callable[[], None] | None = None) -> None:
-    """Run a claimed shard with its kind's shard handler and record the outcome. Raises
-    JobCancelled (recorded on the shard first) when the job was cancelled or has ended."""
+    """Run a claimed shard with its kind's shard handler for its stage and record the outcome.
+    Raises JobCancelled (recorded on the shard first) when the job was cancelled or has ended."""
     kind = job_kind_get(job.kind)
     progress = ShardProgress(shard, on_report=on_report)
+    name = f"job-{job.pk}-{shard.stage}-{shard.number}" if shard.stage else f"job-{job.pk}-{shard.number}"
     try:
-        if kind.shard_handler is None:
-            raise UserError(f"job kind {job.kind!r} has no shard handler")
-        with beating(key=job_shard_cache_key(job.pk, shard.number, "heartbeat"), name=f"job-{job.pk}-{shard.number}"):
-            result = kind.shard_handler(kind.params.from_json(job.params), job, shard, progress)
+        handler = kind.shard_handler(shard.stage)
+        with beating(key=shard.cache_key("heartbeat"), name=name):
+            result = handler(kind.params.from_json(job.params), job, shard, progress)
     except ShardLost:
-        logger.warning("job %s: shard %s was taken over by another attempt; stopped", job.pk, shard.number)
+        logger.warning("job %s: %s was taken over by another attempt; stopped", job.pk, shard)
     except JobCancelled:
         _shard_finish(shard, progress, status=JobShardStatus.FAILED, error="stopped: the job was cancelled or ended")
         raise
     except UserError as exc:
         _shard_finish(shard, progress, status=JobShardStatus.FAILED, error=str(exc))
     except Exception as exc:  # a bug or an outage: keep the trace
-        logger.exception("job %s (%s): shard %s failed", job.pk, job.kind, shard.number)
+        logger.exception("job %s (%s): %s failed", job.pk, job.kind, shard)
         error = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}"
         _shard_finish(shard, progress, status=JobShardStatus.FAILED, error=error)
     else:
@@ -235,16 +142,15 @@ def _shard_finish(
         values["done_count"] = max(values["done_count"], values["total_count"])
     # Only the attempt that claimed the shard may finish it (a takeover bumps attempts).
     JobShard.objects.filter(pk=shard.pk, attempts=shard.attempts, status=JobShardStatus.RUNNING).update(**values)
-    cache.delete_many(
-        [job_shard_cache_key(shard.job_id, shard.number, what) for what in ("progress", "heartbeat", "requeued")]
-    )
+    cache.delete_many([shard.cache_key(what) for what in ("progress", "heartbeat", "requeued")])
 
 
 class _JobReport:
-    """The shards' counts summed into the job's progress, at most four times a second unless forced."""
+    """The counts of one stage's shards summed into the job's progress, at most four times a
+    second unless forced."""
 
-    def __init__(self, job: Job, progress: JobProgress, *, phase: str, unit: str) -> None:
-        self.job, self.progress, self.phase, self.unit = job, progress, phase, unit
+    def __init__(self, job: Job, progress: JobProgress, *, stage: str, phase: str, unit: str) -> None:
+        self.job, self.progress, self.stage, self.phase, self.unit = job, progress, stage, phase, unit
         self._last = 0.0
 
     def __call__(self, *, force: bool = False) -> None:
@@ -252,64 +158,67 @@ class _JobReport:
         if not force and now - self._last < _JOB_REPORT_EVERY_SECONDS:
             return
         self._last = now
-        done, total, failed = job_shards_totals(job_shards_live(job_id=self.job.pk))
+        done, total, failed = job_shards_totals(job_shards_live(job_id=self.job.pk, stage=self.stage))
         self.progress.update(done=done, total=total, failed=failed, force=force, phase=self.phase, unit=self.unit)
 
 
 def job_shards_run(
-    *, job: Job, progress: JobProgress, plan: Callable[[], list[ShardSpec]], phase: str, unit: str
+    *, job: Job, progress: JobProgress, plan: Callable[[], list[ShardSpec]], phase: str, unit: str, stage: str = ""
 ) -> list[dict]:
-    """Run the job's shards on this worker and any other that takes their messages, and return
-    their results in shard order once every one has succeeded (see the module's docstring).
+    """Run the job's shards of ``stage`` on this worker and any other that takes their messages,
+    and return their results in shard order once every one has succeeded (see the module's
+    docstring).
 
-    ``plan``: the shards, called only when the job has none yet. ``phase``/``unit``: what the
+    ``plan``: the shards, called only when the stage has none yet. ``phase``/``unit``: what the
     job's progress calls the shards' summed counts. A failed shard raises UserError with its
     error; a cancel raises JobCancelled (as JobProgress does)."""
-    shards = job_shards_plan(job=job, plan=plan)
-    job_shards_enqueue(job=job, numbers=[s.number for s in shards if not s.is_finished])
-    report = _JobReport(job, progress, phase=phase, unit=unit)
+    shards = job_shards_plan(job=job, plan=plan, stage=stage)
+    job_shards_enqueue(job=job, numbers=[s.number for s in shards if not s.is_finished], stage=stage)
+    report = _JobReport(job, progress, stage=stage, phase=phase, unit=unit)
     report(force=True)
     while True:
-        failed = JobShard.objects.filter(job=job, status=JobShardStatus.FAILED).order_by("number").first()
+        failed = _stage_shards(job, stage).filter(status=JobShardStatus.FAILED).first()
         if failed is not None:
             if progress.cancel_requested():  # the shard stopped because of the cancel
                 raise JobCancelled()
-            raise UserError(f"shard {failed.number + 1} of {len(shards)} failed: {failed.error}")
-        shard = job_shard_claim(job_id=job.pk)
+            named = f"{stage} shard" if stage else "shard"
+            raise UserError(f"{named} {failed.number + 1} of {len(shards)} failed: {failed.error}")
+        shard = job_shard_claim(job_id=job.pk, stage=stage)
         if shard is not None:
             _shard_run(job=job, shard=shard, on_report=report)
             report(force=True)  # the finished shard counts at once
             continue
-        if not JobShard.objects.filter(job=job).exclude(status=JobShardStatus.SUCCEEDED).exists():
+        if not _stage_shards(job, stage).exclude(status=JobShardStatus.SUCCEEDED).exists():
             break
         report()  # the job's heartbeat, and JobCancelled once a cancel was asked
         time.sleep(_POLL_SECONDS)
     report(force=True)
-    return list(JobShard.objects.filter(job=job).order_by("number").values_list("result", flat=True))
+    return list(_stage_shards(job, stage).values_list("result", flat=True))
 
 
-def job_shard_execute(*, job_id: int, number: int) -> None:
-    """Run shard ``number`` of a running job on this worker (``core.tasks.run_job_shard``); when
-    another worker holds it or it is done, the job's first shard still to do instead: a message is
-    one shard's worth of help. Nothing for a job that ended or is being cancelled."""
+def job_shard_execute(*, job_id: int, number: int, stage: str = "") -> None:
+    """Run shard ``number`` of ``stage`` of a running job on this worker (``core.tasks.run_job_shard``);
+    when another worker holds it or it is done, the stage's first shard still to do instead: a
+    message is one shard's worth of help. Nothing for a job that ended or is being cancelled."""
     job = Job.objects.filter(pk=job_id, status=JobStatus.RUNNING, cancel_requested=False).first()
     if job is None:
         logger.info("job %s: shard %s not run (the job is not running)", job_id, number)
         return
-    shard = job_shard_claim(job_id=job_id, number=number) or job_shard_claim(job_id=job_id)
+    shard = job_shard_claim(job_id=job_id, number=number, stage=stage) or job_shard_claim(job_id=job_id, stage=stage)
     if shard is None:
-        logger.info("job %s: no shard left to claim", job_id)
+        logger.info("job %s: no shard of stage %r left to claim", job_id, stage)
         return
     try:
         _shard_run(job=job, shard=shard)
     except JobCancelled:
-        logger.info("job %s: shard %s stopped (the job was cancelled or ended)", job_id, shard.number)
+        logger.info("job %s: %s stopped (the job was cancelled or ended)", job_id, shard)
 
 
-def job_shards_requeue_stale(*, now: datetime | None = None) -> list[tuple[int, int]]:
+def job_shards_requeue_stale(*, now: datetime | None = None) -> list[tuple[int, str, int]]:
     """Send a new message for each running shard, of a running job, whose worker stopped beating
     (at most once per stale period each), so that an idle worker takes it over; the job's own
-    worker would too, once it has no other shard to run. Returns (job id, shard number) pairs."""
+    worker would too, once it has no other shard of that stage to run. Returns (job id, stage,
+    shard number) triples."""
     now = now or timezone.now()
     stale_after = settings.WELLCHOSEN_JOB_STALE_AFTER
     stale_before = now - timedelta(seconds=stale_after)
@@ -317,16 +226,16 @@ def job_shards_requeue_stale(*, now: datetime | None = None) -> list[tuple[int, 
         JobShard.objects.filter(job__status=JobStatus.RUNNING, status=JobShardStatus.RUNNING)
         .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
         .select_related("job")
-        .order_by("job_id", "number")
+        .order_by("job_id", "id")
     )
     resent = []
     for shard in stale:
-        if not job_kind_is_registered(shard.job.kind) or _alive_since(shard) >= stale_before:
+        if not job_kind_is_registered(shard.job.kind) or shard_alive_since(shard) >= stale_before:
             continue  # a live worker inside a transaction (its cache beat is fresh)
-        if not cache.add(job_shard_cache_key(shard.job_id, shard.number, "requeued"), now.timestamp(), stale_after):
+        if not cache.add(shard.cache_key("requeued"), now.timestamp(), stale_after):
             continue
-        if job_shards_enqueue(job=shard.job, numbers=[shard.number]):
-            resent.append((shard.job_id, shard.number))
+        if job_shards_enqueue(job=shard.job, numbers=[shard.number], stage=shard.stage):
+            resent.append((shard.job_id, shard.stage, shard.number))
     if resent:
         logger.warning("shards %s: their workers stopped beating; sent again", resent)
     return resent

@@ -22,6 +22,10 @@ vectors to the bit on the same machine and encoder; the store's bytes are those 
 A job taken over while its shards exist goes on with the version its shards write (it is still
 "building", recorded with the job); one taken over before its shards were planned begins a new
 version, and the interrupted one is marked failed as any interrupted build.
+
+The shards are the job's stage "encoding" (``ENCODING_STAGE``), whichever kind the job is: the
+index job, or the pool job encoding a missing dense index before its questions' shards; each kind
+registers ``encoding_shard`` (retrieval.services.job_handlers) as that stage's shard handler.
 """
 
 import logging
@@ -45,6 +49,9 @@ from retrieval.models import IndexStatus, RetrievalIndex
 from .indexing import _delete_files, _failed, _ready, _snapshot, dense_version_new
 
 logger = logging.getLogger(__name__)
+
+# The stage of a job's shards that encode utterances (core.models.JobShard.stage).
+ENCODING_STAGE = "encoding"
 
 
 def encoding_chunking(*, encoder_chunk: int, size: int) -> tuple[int, int]:
@@ -111,6 +118,7 @@ def embeddings_build_sharded(
             plan=lambda: encoding_shards_plan(index=index, size=size, chunk=chunk),
             phase="encoding utterances",
             unit="utterances",
+            stage=ENCODING_STAGE,
         )
         progress.update(done=0, total=0, force=True, phase="building the vector index", unit="")
         store_folder = folder / STORE_FOLDER
@@ -126,9 +134,10 @@ def embeddings_build_sharded(
 
 
 def _version_resumed(*, job: Job) -> RetrievalIndex | None:
-    """The version whose shards this job planned (a job taken over goes on with it, or ends with
-    it once ready), if any."""
-    planned = JobShard.objects.filter(job=job).order_by("number").values_list("params", flat=True).first()
+    """The version whose encoding shards this job planned (a job taken over goes on with it, or
+    ends with it once ready), if any."""
+    shards = JobShard.objects.filter(job=job, stage=ENCODING_STAGE).order_by("number")
+    planned = shards.values_list("params", flat=True).first()
     if planned is None:
         return None
     index = RetrievalIndex.objects.filter(pk=planned["index"]).first()

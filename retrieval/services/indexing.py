@@ -4,7 +4,7 @@ stale once the repository's content changed after it was built."""
 
 import logging
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +28,22 @@ _KEEP_OLD_VERSIONS = 1  # a pool job may still read the previous version
 
 
 def indexes_ensure(
-    *, repository: Repository, progress: JobProgress | None = None, job_id: int | None = None
+    *,
+    repository: Repository,
+    progress: JobProgress | None = None,
+    job_id: int | None = None,
+    dense_build: Callable[[Repository], RetrievalIndex] | None = None,
 ) -> tuple[RetrievalIndex, RetrievalIndex]:
-    """The current lexical and dense indexes of the repository, building whichever is missing or stale."""
+    """The current lexical and dense indexes of the repository, building whichever is missing or
+    stale. ``dense_build``: how a missing dense index is built (a job encodes it in shards:
+    encoding_shards.embeddings_build_sharded); by default in one piece here."""
     lexical = index_current(repository=repository, kind=IndexKind.LEXICAL)
     if lexical is None:
         lexical = lexical_index_build(repository=repository, progress=progress, job_id=job_id)
     dense = index_current(repository=repository, kind=IndexKind.DENSE)
-    if dense is None:
+    if dense is None and dense_build is not None:
+        dense = dense_build(repository)
+    elif dense is None:
         dense = embeddings_build(repository=repository, progress=progress, job_id=job_id)
     return lexical, dense
 

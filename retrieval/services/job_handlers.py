@@ -10,8 +10,9 @@ from core.models import Job, JobShard
 from core.services.job_shards import ShardProgress, job_shards_run
 from core.services.jobs import JobProgress
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
+from retrieval.models import RetrievalIndex
 
-from .encoding_shards import embeddings_build_sharded, encoding_shard_run
+from .encoding_shards import ENCODING_STAGE, embeddings_build_sharded, encoding_shard_run
 from .indexing import lexical_index_build
 from .pool_shards import pool_reports_merge, pool_shards_plan
 from .pool_targets import pools_target_get
@@ -52,8 +53,11 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
     return built
 
 
-def build_indexes_shard(params: BuildIndexesParams, job: Job, shard: JobShard, progress: ShardProgress) -> dict:
-    """One block of the repository's utterances, encoded into the version the job began."""
+def encoding_shard(
+    params: BuildIndexesParams | BuildPoolsParams, job: Job, shard: JobShard, progress: ShardProgress
+) -> dict:
+    """One block of the repository's utterances, encoded into the version the job began (the
+    stage "encoding" of the index job, and of the pool job whose dense index was missing)."""
     p = shard.params
     return encoding_shard_run(
         index_id=p["index"],
@@ -67,14 +71,20 @@ def build_indexes_shard(params: BuildIndexesParams, job: Job, shard: JobShard, p
 
 
 def build_pools(params: BuildPoolsParams, job: Job, progress: JobProgress) -> dict:
-    """The indexes here, then the questions in shards that any worker may run (build_pools_shard)."""
+    """The indexes (a missing dense index encoded in shards of the stage "encoding" that any
+    worker may run: encoding_shard), then the questions in shards of the stage "" (build_pools_shard)."""
     pool_settings = _pool_settings(params)
+
+    def encode_in_shards(repository: Repository) -> RetrievalIndex:
+        return embeddings_build_sharded(repository=repository, job=job, progress=progress)
+
     target = pools_prepare(
         dataset_name=params.dataset,
         repository_name=params.repository,
         settings=pool_settings,
         progress=progress,
         job_id=job.pk,
+        dense_build=encode_in_shards,
     )
     reports = job_shards_run(
         job=job,
@@ -121,5 +131,8 @@ HANDLERS = {
     BuildIndexesParams: build_indexes,
     BuildPoolsParams: build_pools,
 }
-# Kinds whose handler splits the work into shards (core.services.job_shards): each shard's work.
-SHARD_HANDLERS = {BuildIndexesParams: build_indexes_shard, BuildPoolsParams: build_pools_shard}
+# Kinds whose handler splits the work into shards (core.services.job_shards): each stage's shard work.
+SHARD_HANDLERS = {
+    BuildIndexesParams: {ENCODING_STAGE: encoding_shard},
+    BuildPoolsParams: {ENCODING_STAGE: encoding_shard, "": build_pools_shard},
+}

@@ -7,6 +7,7 @@ question is recorded on its QuestionRetrieval row instead of stopping the job.
 """
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +20,7 @@ from core.errors import UserError
 from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
 from retrieval.job_params import BuildPoolsParams
-from retrieval.models import ExclusionReason, PoolStatus, QuestionRetrieval
+from retrieval.models import ExclusionReason, PoolStatus, QuestionRetrieval, RetrievalIndex
 from retrieval.selectors import dense_index_for, lexical_backend_for
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.indexing import indexes_ensure
@@ -87,9 +88,10 @@ def pools_prepare(
     settings: PoolSettings,
     progress: JobProgress | None = None,
     job_id: int | None = None,
+    dense_build: Callable[[Repository], RetrievalIndex] | None = None,
 ) -> PoolTarget:
     """The part of a pool build that does not divide: the checks, the dataset's attention-check
-    repository, and the indexes (built when missing or stale)."""
+    repository, and the indexes (built when missing or stale; ``dense_build``: see indexes_ensure)."""
     dataset = testset_dataset_get(name=dataset_name, adds="retrieved candidates")
     repository = Repository.objects.filter(name=repository_name).first()
     if repository is None:
@@ -97,7 +99,9 @@ def pools_prepare(
     pool_sizes_check(lexical=settings.lexical, dense=settings.dense)
     # The attention checks of a dataset come from the repository of its candidates, unless one was chosen.
     dataset_check_repository_adopt(dataset=dataset, repository=repository)
-    lexical_index, dense_index = indexes_ensure(repository=repository, progress=progress, job_id=job_id)
+    lexical_index, dense_index = indexes_ensure(
+        repository=repository, progress=progress, job_id=job_id, dense_build=dense_build
+    )
     return PoolTarget(dataset, repository, lexical_index, dense_index)
 
 

@@ -32,16 +32,21 @@
       const job = await response.json();
       const list = document.getElementById("job-phases");
       if (list && job.phases.length) list.replaceChildren(...job.phases.map(phaseItem));
-      (job.shards || []).forEach((shard) => {
-        const row = document.getElementById("job-shard-" + shard.number);
+      const shards = job.shards || [];
+      const rows = document.querySelectorAll("#job-shards tbody tr");
+      if (shards.length !== rows.length) {
+        window.location.reload();  // a stage of shards was planned since the page was drawn
+        return;
+      }
+      shards.forEach((shard) => {
+        const row = document.getElementById("job-shard-" + (shard.stage ? shard.stage + "-" : "") + shard.number);
         if (!row) return;
-        const cells = row.querySelectorAll("td");
-        const status = cells[1].querySelector("span");
+        const status = row.querySelector(".status");
         status.textContent = shard.status;
         status.className = "status status-" + shard.status;
-        cells[2].textContent = String(shard.attempts);
-        cells[3].textContent = shard.worker || "–";
-        cells[4].textContent = shard.counts_text;
+        row.querySelector(".shard-attempts").textContent = String(shard.attempts);
+        row.querySelector(".shard-worker").textContent = shard.worker || "–";
+        row.querySelector(".shard-counts").textContent = shard.counts_text;
       });
       set("job-eta", job.eta || "");
       document.getElementById("job-eta-line").hidden = !job.eta;

@@ -4,7 +4,7 @@ from config.celery import app as celery_app
 from core.job_registry import job_kind_register, job_kind_unregister
 from core.services.job_shards import ShardSpec, job_shards_run
 from core.services.jobs import job_create, job_execute
-from tests.core.scripted import ScriptedParams, ShardedParams
+from tests.core.scripted import ScriptedParams, ShardedParams, StagedParams
 from tests.task_sends import task_sends_recorded
 
 
@@ -83,6 +83,57 @@ def sharded_kind():
     job_kind_register(params=ShardedParams, handler=kind.run, shard_handler=kind.run_shard)
     yield kind
     job_kind_unregister(ShardedParams.kind)
+
+
+class StagedKind:
+    """The test kind of two stages: its handler runs stage "first" (``params.first`` shards of 2
+    items), then stage "" (``params.second`` shards of 5 items), each with its own shard handler,
+    and returns each stage's results. ``ran``: (stage, number) of each shard run here, in order."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, int]] = []
+
+    def run(self, params, job, progress) -> dict:
+        first = job_shards_run(
+            job=job,
+            progress=progress,
+            plan=lambda: [ShardSpec({"items": 2}, total=2)] * params.first,
+            phase="first stage",
+            unit="a",
+            stage="first",
+        )
+        second = job_shards_run(
+            job=job,
+            progress=progress,
+            plan=lambda: [ShardSpec({"items": 5}, total=5)] * params.second,
+            phase="second stage",
+            unit="b",
+        )
+        return {"first": first, "second": second}
+
+    def run_first(self, params, job, shard, progress) -> dict:
+        return self._count(shard, progress, handler="first")
+
+    def run_second(self, params, job, shard, progress) -> dict:
+        return self._count(shard, progress, handler="second")
+
+    def _count(self, shard, progress, *, handler: str) -> dict:
+        self.ran.append((shard.stage, shard.number))
+        items = shard.params["items"]
+        for done in range(1, items + 1):
+            progress.update(done=done, total=items, force=True)
+        return {"handler": handler, "number": shard.number}
+
+
+@pytest.fixture
+def staged_kind():
+    """The test kind of two stages of shards (StagedParams), registered with a handler per stage."""
+    kind = StagedKind()
+    job_kind_register(
+        params=StagedParams, handler=kind.run, shard_handler={"first": kind.run_first, "": kind.run_second}
+    )
+    yield kind
+    job_kind_unregister(StagedParams.kind)
 
 
 @pytest.fixture

@@ -26,3 +26,15 @@ class ShardedParams(JobParams):
 
     shards: int = 3
     size: int = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagedParams(JobParams):
+    """A job kind of the tests whose handler runs two stages of shards, "first" then "" (registered
+    by the staged_kind fixture, with one shard handler per stage)."""
+
+    kind: ClassVar[str] = "test_staged"
+    label: ClassVar[str] = "staged test job"
+
+    first: int = 2  # shards of stage "first", of 2 items each
+    second: int = 3  # shards of stage "", of 5 items each

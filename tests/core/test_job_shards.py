@@ -11,16 +11,13 @@ from django.utils import timezone
 from core.errors import JobCancelled
 from core.models import Job, JobShard, JobShardStatus, JobStatus, job_shard_cache_key
 from core.selectors import job_shards_live, job_shards_totals
+from core.services.job_shard_claims import ShardLost, ShardProgress, job_shard_claim, worker_identity
 from core.services.job_shards import (
-    ShardLost,
-    ShardProgress,
     ShardSpec,
     _shard_finish,
-    job_shard_claim,
     job_shard_execute,
     job_shards_plan,
     job_shards_requeue_stale,
-    worker_identity,
 )
 from core.services.jobs import job_cancel, job_claim, job_create, job_execute
 from tests.core.scripted import ShardedParams
@@ -42,7 +39,7 @@ def running_sharded_job(sharded_job, sharded_kind):
 
 def worker_died(shard: JobShard) -> None:
     """The shard's worker stops beating: no cache heartbeat, and the row's is an hour old."""
-    cache.delete(job_shard_cache_key(shard.job_id, shard.number, "heartbeat"))
+    cache.delete(shard.cache_key("heartbeat"))
     JobShard.objects.filter(pk=shard.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
 
 
@@ -219,7 +216,7 @@ def test_the_shards_messages_go_to_the_jobs_queue_once_the_plan_is_committed(
     with django_capture_on_commit_callbacks(execute=True):
         job_execute(job_id=sharded_job.pk)
     # then one message per shard went to the job's queue (each found its shard done: its own worker ran all)
-    assert sent_shard_tasks == [("core.tasks.run_job_shard", "default", [sharded_job.pk, n]) for n in range(3)]
+    assert sent_shard_tasks == [("core.tasks.run_job_shard", "default", [sharded_job.pk, n, ""]) for n in range(3)]
     assert Job.objects.get(pk=sharded_job.pk).status == JobStatus.SUCCEEDED
 
 
@@ -229,7 +226,9 @@ def test_progress_sums_the_shards_with_the_running_ones_as_last_reported(running
     JobShard.objects.filter(job=job, number=0).update(status=JobShardStatus.SUCCEEDED, attempts=1, done_count=4)
     running = job_shard_claim(job_id=job.pk, number=1)
     cache.set(
-        job_shard_cache_key(job.pk, 1, "progress"), {"done_count": 3, "total_count": 4, "failed_count": 1}, timeout=60
+        job_shard_cache_key(job.pk, 1, "progress", stage=""),
+        {"done_count": 3, "total_count": 4, "failed_count": 1},
+        timeout=60,
     )
     # when the job's progress is read
     shards = job_shards_live(job_id=job.pk)
@@ -267,8 +266,8 @@ def test_beat_sends_a_stale_shard_again_once_per_stale_period(
         first = job_shards_requeue_stale()
         second = job_shards_requeue_stale()
     # then shard 0 was sent again, once
-    assert (first, second) == ([(job.pk, 0)], [])
-    assert sent_shard_tasks == [("core.tasks.run_job_shard", "default", [job.pk, 0])]
+    assert (first, second) == ([(job.pk, "", 0)], [])
+    assert sent_shard_tasks == [("core.tasks.run_job_shard", "default", [job.pk, 0, ""])]
 
 
 def test_the_beat_task_sweeps_jobs_and_shards(monkeypatch):

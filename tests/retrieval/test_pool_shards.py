@@ -5,12 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Candidate
+from annotation.models import Candidate, Repository
 from annotation.services.dialogue_import import dialogues_import
-from core.models import JobShard, JobShardStatus, JobStatus
-from core.services.jobs import job_create, job_execute
+from core.models import Job, JobShard, JobShardStatus, JobStatus
+from core.services.jobs import JobProgress, job_create, job_execute
+from retrieval.dense.encoder import get_encoder
 from retrieval.job_params import BuildPoolsParams
-from retrieval.models import IndexKind, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.services.indexing import embeddings_build, lexical_index_build
+from retrieval.services.job_handlers import build_pools
 from retrieval.services.pool_shards import pool_reports_merge, pool_shards_plan
 from retrieval.services.pool_targets import pools_target_get
 from retrieval.services.pools import PoolSettings, pools_build
@@ -47,12 +50,18 @@ def two_datasets(folder: Path, n: int, *, repository: int) -> None:
         dialogues_import(path=dialogues, fmt="dailydialog", dataset_name=name)
 
 
-def pools(dataset: str) -> list[tuple]:
+def pools(dataset: str, *, versions: bool = True) -> list[tuple]:
     """Every false candidate of the dataset by its question's line: utterance, text, source, rank,
-    score (exact) and what each retriever found; and every question's recorded exclusions."""
+    score (exact) and what each retriever found (without the index versions it found them in, with
+    ``versions`` False); and every question's recorded exclusions."""
     candidates = Candidate.objects.filter(question__dataset__name=dataset, is_ground_truth=False).values_list(
         "question__context__source_line", "utterance_id", "text", "source", "rank", "retrieval_score", "retrieval"
     )
+    if not versions:
+        candidates = [
+            (*rest, [{k: v for k, v in found.items() if k != "version"} for found in retrieval])
+            for *rest, retrieval in candidates
+        ]
     exclusions = QuestionRetrieval.objects.filter(question__dataset__name=dataset).values_list(
         "question__context__source_line", "status", "pool_size", "exclusions"
     )
@@ -141,3 +150,74 @@ def test_two_workers_share_a_pool_job_and_build_the_pools_of_one_worker(tiny_enc
     assert (job.result["built"], job.result["candidates_added"]) == (n, 10 * n)
     retrievals = QuestionRetrieval.objects.filter(question__dataset__name="sharded")
     assert retrievals.filter(status=PoolStatus.DONE).count() == n
+
+
+def pool_job_on_a_repository_without_indexes(tmp_path, settings) -> Job:
+    """20 questions twice ("reference", "sharded") and a repository of 400 utterances without
+    indexes; the pool job of "sharded" run here (eager), encoding in shards of 64 utterances and
+    retrieving in shards of 7 questions."""
+    two_datasets(tmp_path, 20, repository=400)
+    settings.WELLCHOSEN_ENCODING_SHARD_SIZE, settings.WELLCHOSEN_JOB_SHARD_SIZE = 64, 7
+    params = BuildPoolsParams(dataset="sharded", repository="subtitles", paraphrase_threshold=NO_PARAPHRASE)
+    job = job_create(params=params, enqueue=False)
+    job_execute(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    return job
+
+
+@pytest.mark.django_db
+def test_a_pool_job_without_a_dense_index_encodes_it_in_shards_first(tiny_encoder, tmp_path, settings, monkeypatch):
+    # given a repository without indexes, when a pool job runs on it
+    job = pool_job_on_a_repository_without_indexes(tmp_path, settings)
+    # then it encoded the repository in 7 shards of the stage "encoding", then its questions in 3 shards
+    shards = JobShard.objects.filter(job=job).order_by("id")
+    assert [(s.stage, s.number, s.status) for s in shards] == [
+        *[("encoding", n, JobShardStatus.SUCCEEDED) for n in range(7)],
+        *[("", n, JobShardStatus.SUCCEEDED) for n in range(3)],
+    ]
+    dense = RetrievalIndex.objects.get(kind=IndexKind.DENSE)
+    assert (dense.status, dense.job_id, dense.utterance_count) == (IndexStatus.READY, job.pk, 400)
+    assert [p["name"] for p in job.phases] == [
+        "building the lexical index",
+        "encoding utterances",
+        "building the vector index",
+        "retrieving candidates",
+    ]
+    assert job.phases[1]["done"] == job.phases[1]["total"] == 400 and job.phases[3]["done"] == 20
+    # and its pools are those of a run whose indexes were built first, in one piece (64 texts a call, as the shards)
+    repository = Repository.objects.get(name="subtitles")
+    lexical_index_build(repository=repository)
+    monkeypatch.setattr(get_encoder(), "chunk", 64)
+    embeddings_build(repository=repository)
+    pools_build(
+        dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=NO_PARAPHRASE)
+    )
+    assert RetrievalIndex.objects.filter(kind=IndexKind.DENSE).exclude(job=job).count() == 1
+    assert pools("sharded", versions=False) == pools("reference", versions=False)
+
+
+@pytest.mark.django_db
+def test_a_pool_job_taken_over_after_its_encoding_goes_on_with_that_version(
+    tiny_encoder, tmp_path, settings, monkeypatch
+):
+    # given a pool job whose encoding shards all succeeded, taken over before its version was ready
+    job = pool_job_on_a_repository_without_indexes(tmp_path, settings)
+    RetrievalIndex.objects.filter(kind=IndexKind.DENSE).update(status=IndexStatus.BUILDING)
+    JobShard.objects.filter(job=job, stage="").delete()
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, attempts=2)
+    job.refresh_from_db()
+
+    def encode(texts):
+        pytest.fail("encoded again")
+
+    monkeypatch.setattr(get_encoder(), "encode", encode)
+    # when the attempt that took it over runs the pool job's handler
+    result = build_pools(BuildPoolsParams.from_json(job.params), job, JobProgress(job))
+    # then it went on with the version its shards wrote, encoding nothing again, and planned its questions
+    dense = RetrievalIndex.objects.get(kind=IndexKind.DENSE)
+    assert (dense.status, dense.job_id) == (IndexStatus.READY, job.pk)
+    encoding = JobShard.objects.filter(job=job, stage="encoding")
+    assert set(encoding.values_list("status", "attempts")) == {(JobShardStatus.SUCCEEDED, 1)}
+    assert JobShard.objects.filter(job=job, stage="").count() == 3
+    assert (result["questions"], result["skipped_finished"]) == (20, 20)

@@ -16,7 +16,7 @@ from core.services.jobs import job_create
 from retrieval.dense.store import EmbeddingStore
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams
 from retrieval.models import IndexKind, IndexStatus, PoolStatus, QuestionRetrieval, RetrievalIndex
-from retrieval.services.indexing import embeddings_build
+from retrieval.services.indexing import embeddings_build, lexical_index_build
 from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 from tests.security.workerkill.corpus import sentences
@@ -182,3 +182,60 @@ def test_an_encoding_killed_mid_shard_encodes_that_shard_again_and_writes_the_st
     whole = embeddings_build(repository=Repository.objects.get(name="subtitles"))
     for name in ("ids.npy", "vectors.bin", "meta.json"):
         assert (Path(ready.name) / "store" / name).read_bytes() == (Path(whole.name) / "store" / name).read_bytes()
+
+
+def test_a_pool_job_killed_mid_encoding_goes_on_with_its_version_and_builds_the_pools_of_indexes_built_first(
+    cluster, tiny_encoder, tmp_path
+):
+    # given a repository of 30,000 utterances without indexes, and one dialogue file of 200 questions imported twice
+    n = 200
+    import_repository(tmp_path, 30_000)
+    turns = sentences(4 * n, seed=11)
+    dialogues = tmp_path / "dialogues.txt"
+    dialogues.write_text("".join(" __eou__ ".join(turns[4 * i : 4 * i + 4]) + " __eou__\n" for i in range(n)))
+    for name in ("reference", "killed"):
+        dialogues_import(path=dialogues, fmt="dailydialog", dataset_name=name)
+    # and a pool job of the second, which encodes the repository in shards of 8,192 (stage "encoding")
+    cluster.env |= {"WELLCHOSEN_ENCODING_SHARD_SIZE": "8192", "WELLCHOSEN_JOB_SHARD_SIZE": "100"}
+    job = job_create(
+        params=BuildPoolsParams(dataset="killed", repository="subtitles", paraphrase_threshold=1.0), enqueue=False
+    )
+    encoding = JobShard.objects.filter(job=job, stage="encoding")
+    at_kill: dict[str, list] = {}
+
+    def mid_encoding() -> bool:
+        statuses = set(encoding.values_list("status", flat=True))
+        return {JobShardStatus.SUCCEEDED, JobShardStatus.RUNNING} <= statuses
+
+    def shards_at_kill() -> None:
+        at_kill["done"] = list(encoding.filter(status=JobShardStatus.SUCCEEDED).values_list("number", flat=True))
+        at_kill["running"] = list(encoding.filter(status=JobShardStatus.RUNNING).values_list("number", flat=True))
+
+    # when its worker is killed once an encoding shard is done and another runs, and a second worker takes it over
+    job = kill_mid_job_and_take_over(
+        job, cluster, kill_at=0, kill_when=mid_encoding, after_kill=shards_at_kill, timeout=180
+    )
+    # then the job succeeded once, its encoding shards done before the kill not encoded again
+    assert_succeeded_once(job)
+    shards = {s.number: s for s in encoding}
+    assert sorted(shards) == [0, 1, 2, 3] and {s.status for s in shards.values()} == {JobShardStatus.SUCCEEDED}
+    assert at_kill["done"] and at_kill["running"]
+    assert all(shards[number].attempts == 1 for number in at_kill["done"])
+    assert all(shards[number].attempts == 2 for number in at_kill["running"])
+    questions = JobShard.objects.filter(job=job, stage="")
+    assert set(questions.values_list("number", "status")) == {
+        (0, JobShardStatus.SUCCEEDED),
+        (1, JobShardStatus.SUCCEEDED),
+    }
+    # and it went on with the version it began: one embedding version, ready
+    dense = RetrievalIndex.objects.get(kind=IndexKind.DENSE)
+    assert (dense.status, dense.job_id, dense.utterance_count) == (IndexStatus.READY, job.pk, 30_000)
+    # and its pools are those built from indexes made first, in one piece, without a job
+    repository = Repository.objects.get(name="subtitles")
+    lexical_index_build(repository=repository)
+    embeddings_build(repository=repository)
+    reference = pools_build(
+        dataset_name="reference", repository_name="subtitles", settings=PoolSettings(paraphrase_threshold=1.0)
+    )
+    assert RetrievalIndex.objects.filter(kind=IndexKind.DENSE, status=IndexStatus.READY).exclude(job=job).count() == 1
+    assert_pools_complete(n, reference)
