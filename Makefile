@@ -6,6 +6,12 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # PostgreSQL pass of the test suite (skipped, with a message, when nothing answers there).
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
+# Test processes per pass (pytest-xdist; 0: in this process). The suite spends about half of its
+# time waiting on worker processes, browsers and the database, so two keep two cores busy.
+# --dist load hands the tests out in collection order, so each process still runs the database
+# tests before the transactional ones (whose flush drops the rows the migrations made).
+TEST_PROCESSES ?= 2
+PYTEST := $(PY) -m pytest -n $(TEST_PROCESSES) --dist load
 STAMP := $(VENV)/.installed
 
 .PHONY: install run test lint test-sqlite test-postgres clean
@@ -39,12 +45,12 @@ lint: install
 
 test-sqlite: install
 	@echo "== test suite on SQLite =="
-	env -u DATABASE_URL $(PY) -m pytest
+	env -u DATABASE_URL $(PYTEST)
 
 test-postgres: install
 	@if $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' '$(TEST_POSTGRES_URL)' 2>/dev/null; then \
 	  echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL)) =="; \
-	  DATABASE_URL='$(TEST_POSTGRES_URL)' $(PY) -m pytest -m "not heavy"; \
+	  DATABASE_URL='$(TEST_POSTGRES_URL)' $(PYTEST) -m "not heavy"; \
 	else \
 	  echo "== PostgreSQL not reachable at $(TEST_POSTGRES_URL): PostgreSQL pass skipped =="; \
 	fi
