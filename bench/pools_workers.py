@@ -12,7 +12,14 @@ source, rank and score of every candidate, and the exclusions recorded).
 
     .venv/bin/python bench/pools_workers.py [--questions 2000] [--train-lines 11118] [--shard-size 250]
         [--threads 0] [--repository FILE --repository-format lines] [--with-cornell]
-        [--database postgres://.../postgres]
+        [--synthetic 1000000] [--keep DIR] [--database postgres://.../postgres]
+
+--synthetic N: a repository of N utterances larger than the real text at hand (108,084 distinct
+utterances in ../shared/data): each joins as many real sentences as a randomly drawn real utterance
+has, every sentence drawn at random (seeded) from the sentences of DailyDialog and the Cornell
+sample. Its words and sentences are real, their combinations are not. --keep DIR (SQLite): the
+data folder, kept; a later run with the same DIR skips the import and the index build (the encoding
+of 1 M utterances takes about 20 minutes on 2 vCPUs) and starts from the database as prepared.
 
 --threads N gives each worker N encoder threads and N OpenMP (FAISS) threads (0: as configured,
 every core). SQLite in a temporary data folder unless --database (an admin URL: a fresh database
@@ -22,6 +29,9 @@ is made beside it and dropped at the end); kombu's filesystem broker and the fil
 
 import argparse
 import os
+import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,6 +62,37 @@ def questions_file(target: Path, n: int) -> int:
                         out.write(line)
                         kept += 1
     return kept
+
+
+def real_utterances() -> list[str]:
+    """Every utterance of DailyDialog's three splits and the Cornell sample, in file order."""
+    texts = []
+    for split in SPLITS:
+        for line in (DAILYDIALOG / split).open(encoding="utf-8"):
+            texts.extend(t.strip() for t in line.split("__eou__") if t.strip())
+    for path in sorted((SHARED / "cornell_PARTIAL").glob("movie_lines*.txt")):
+        for line in path.open(encoding="utf-8", errors="replace"):
+            fields = line.rstrip("\r\n").split(" +++$+++ ")
+            if len(fields) == 5 and fields[4].strip():
+                texts.append(fields[4].strip())
+    return texts
+
+
+def synthetic_repository(target: Path, n: int, *, seed: int = 20261127) -> int:
+    """``n`` distinct utterances, one per line (see --synthetic); returns the number of real
+    sentences they were drawn from."""
+    split = re.compile(r"(?<=[.!?])\s+")
+    real = [[s for s in split.split(text) if s] for text in real_utterances()]
+    sentences = sorted({s for parts in real for s in parts})
+    lengths = [len(parts) for parts in real if parts]
+    rng, seen = random.Random(seed), set()
+    with target.open("w", encoding="utf-8") as out:
+        while len(seen) < n:
+            text = " ".join(rng.choice(sentences) for _ in range(rng.choice(lengths)))
+            if text not in seen:
+                seen.add(text)
+                out.write(text + "\n")
+    return len(sentences)
 
 
 def head(source: Path, target: Path, lines: int) -> Path:
@@ -140,6 +181,43 @@ def pools(dataset: str) -> dict[int, tuple]:
     return {line: tuple(sorted(items)) for line, items in found.items()}
 
 
+def prepare(folder: Path, args: argparse.Namespace) -> str:
+    """The two datasets, the repository and its indexes; returns what they hold, in words."""
+    from django.core.management import call_command
+
+    from annotation.models import Question, Repository
+    from annotation.services.dialogue_import import dialogues_import
+    from retrieval.services.indexing import indexes_ensure
+    from retrieval.services.repository_import import repository_import
+
+    call_command("migrate", verbosity=0)
+    kept = questions_file(folder / "questions.txt", args.questions)
+    for name in ("one-worker", "two-workers"):
+        dialogues_import(path=folder / "questions.txt", fmt="dailydialog", dataset_name=name)
+    if args.synthetic:
+        source, fmt = folder / "synthetic.txt", "lines"
+        sentences = synthetic_repository(source, args.synthetic)
+        what = f"{args.synthetic:,} synthetic utterances recombined from {sentences:,} real sentences"
+    elif args.repository:
+        source, fmt, what = args.repository, args.repository_format, str(args.repository)
+    else:
+        source = head(DAILYDIALOG / SPLITS[2], folder / "train.txt", args.train_lines)
+        fmt, what = "dailydialog", f"DailyDialog train, {args.train_lines:,} dialogues"
+    start = time.perf_counter()
+    report = repository_import(path=source, name="repository", fmt=fmt, exclude_datasets=["one-worker"])
+    if args.with_cornell:
+        for lines in sorted((SHARED / "cornell_PARTIAL").glob("movie_lines*.txt")):
+            report = repository_import(path=lines, name="repository", fmt="cornell", exclude_datasets=["one-worker"])
+        what += " and the Cornell movie-lines sample"
+    indexes_ensure(repository=Repository.objects.get(name="repository"))
+    setup = time.perf_counter() - start
+    questions = Question.objects.filter(dataset__name="one-worker", derived_from__isnull=True).count()
+    return (
+        f"{questions:,} questions ({kept:,} DailyDialog dialogues), repository of "
+        f"{report['repository_size']:,} utterances ({what}): imported and indexed in {setup:.0f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=2000, help="DailyDialog questions (dialogues)")
@@ -149,13 +227,19 @@ def main() -> None:
     parser.add_argument(
         "--with-cornell", action="store_true", help="add the Cornell movie-lines sample of ../shared/data"
     )
+    parser.add_argument("--synthetic", type=int, default=0, help="a repository of N recombined real sentences")
+    parser.add_argument("--keep", type=Path, help="SQLite: the data folder, prepared once and reused")
     parser.add_argument("--shard-size", type=int, default=250, help="questions per shard")
     parser.add_argument("--threads", type=int, default=0, help="encoder and OpenMP threads per worker (0: all cores)")
     parser.add_argument("--database", help="PostgreSQL admin URL (default: SQLite)")
     args = parser.parse_args()
     if not DAILYDIALOG.exists():
         sys.exit(f"skipped: needs DailyDialog in {DAILYDIALOG} (see ../shared/data/README.md)")
-    folder = Path(tempfile.mkdtemp(prefix="wellchosen-pools-workers-"))
+    if args.keep and args.database:
+        sys.exit("--keep works with SQLite only")
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="wellchosen-pools-workers-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    prepared = folder / "prepared.sqlite3"
     env = {
         "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "WELLCHOSEN_DATA_DIR": str(folder),
@@ -170,47 +254,32 @@ def main() -> None:
         from benchlib import fresh_database
 
         env["DATABASE_URL"] = fresh_database(args.database, DATABASE_NAME)
+    if prepared.exists():
+        shutil.copyfile(prepared, folder / "bench.sqlite3")
     os.environ.update(env)
     worker_env = {**os.environ}
     if args.threads:
         worker_env.update({"WELLCHOSEN_ENCODER_THREADS": str(args.threads), "OMP_NUM_THREADS": str(args.threads)})
     import django
-    from django.core.management import call_command
 
     django.setup()
-    from annotation.models import Question, Repository
-    from annotation.services.dialogue_import import dialogues_import
-    from retrieval.services.indexing import indexes_ensure
-    from retrieval.services.repository_import import repository_import
+    from django.db import connections
 
     try:
-        call_command("migrate", verbosity=0)
-        kept = questions_file(folder / "questions.txt", args.questions)
-        for name in ("one-worker", "two-workers"):
-            dialogues_import(path=folder / "questions.txt", fmt="dailydialog", dataset_name=name)
-        if args.repository:
-            source, fmt, what = args.repository, args.repository_format, str(args.repository)
+        if prepared.exists():
+            summary = (folder / "prepared.txt").read_text()
         else:
-            source = head(DAILYDIALOG / SPLITS[2], folder / "train.txt", args.train_lines)
-            fmt, what = "dailydialog", f"DailyDialog train, {args.train_lines:,} dialogues"
-        start = time.perf_counter()
-        report = repository_import(path=source, name="repository", fmt=fmt, exclude_datasets=["one-worker"])
-        if args.with_cornell:
-            for lines in sorted((SHARED / "cornell_PARTIAL").glob("movie_lines*.txt")):
-                report = repository_import(
-                    path=lines, name="repository", fmt="cornell", exclude_datasets=["one-worker"]
-                )
-            what += " and the Cornell movie-lines sample"
-        indexes_ensure(repository=Repository.objects.get(name="repository"))
-        setup = time.perf_counter() - start
-        questions = Question.objects.filter(dataset__name="one-worker", derived_from__isnull=True).count()
+            summary = prepare(folder, args)
+            if args.keep:
+                connections.close_all()
+                shutil.copyfile(folder / "bench.sqlite3", prepared)
+                (folder / "prepared.txt").write_text(summary)
         print(
-            f"{questions:,} questions ({kept:,} DailyDialog dialogues), repository of "
-            f"{report['repository_size']:,} utterances ({what}): imported and indexed in {setup:.0f} s; "
-            f"shards of {args.shard_size} questions; threads per worker: {args.threads or 'all cores'}; "
-            f"database {'PostgreSQL' if args.database else 'SQLite'}"
+            f"{summary}; shards of {args.shard_size} questions; threads per worker: "
+            f"{args.threads or 'all cores'}; database {'PostgreSQL' if args.database else 'SQLite'}"
         )
         logs = folder / "logs"
+        shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir()
         seconds = {}
         for workers, dataset in ((1, "one-worker"), (2, "two-workers")):
