@@ -1,7 +1,9 @@
-"""FAISS over an embedding store, in three tiers chosen by the store's size.
+"""Dense search over an embedding store, in three tiers chosen by the store's size.
 
-- ``exact`` (up to ``exact_max``, 2 M): inner product over every vector, kept as float16
-  (``SQfp16``): 768 bytes of RAM per vector at 384 dimensions.
+- ``exact`` (up to ``exact_max``, 2 M): inner product with every vector of the float16 store by
+  float32 GEMM, block by block (``exact_gemm``): no index of its own; the store's 768 bytes per
+  vector at 384 dimensions are read through the page cache, shared by every worker process.
+  An exact folder built by FAISS (``SQfp16``) before still opens: its ``faiss.index`` is ignored.
 - ``hnsw`` (up to ``hnsw_max``, 10 M): ``HNSW32,SQfp16``, a graph over the same float16 vectors:
   about 1 KB of RAM per vector.
 - ``ivfpq`` (above): ``OPQ{m},IVF{nlist},PQ{m}``, trained on an evenly spaced sample of the store.
@@ -13,7 +15,7 @@
   and merged into the on-disk lists, so a build holds one block's codes in memory, not the index.
 
 Vectors are L2-normalised, so inner product is cosine similarity. Row i of the store is id i of
-the index; ``faiss.json`` records the tier and its parameters.
+the index; ``faiss.json`` records the tier and its parameters (HNSW and IVF-PQ are FAISS indexes).
 """
 
 import json
@@ -30,6 +32,7 @@ import numpy as np
 from django.conf import settings
 
 from .base import DenseIndex
+from .exact_gemm import exact_top
 from .store import CHUNK, EmbeddingStore
 
 INDEX_FILE, LISTS_FILE, META_FILE = "faiss.index", "faiss.ivfdata", "faiss.json"
@@ -102,13 +105,26 @@ class _FlatTier(FaissIndex):
         return {"factory": cls.factory}
 
 
-class ExactIndex(_FlatTier):
+class ExactIndex(FaissIndex):
     kind = tier = "exact"
-    factory = "SQfp16"
+    factory = "GEMM"
 
     @classmethod
     def fits(cls, count: int, options: FaissOptions) -> bool:
         return count <= options.exact_max
+
+    @classmethod
+    def build(cls, store: EmbeddingStore, folder: Path, options: FaissOptions) -> dict:
+        return {"factory": cls.factory}  # searches the store itself
+
+    def _read(self, path: Path, options: FaissOptions) -> None:
+        return None
+
+    def describe(self) -> str:
+        return "exact float32 GEMM over the float16 store"
+
+    def candidates(self, queries: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        return exact_top(self.store, queries, limit)
 
 
 class HnswIndex(_FlatTier):

@@ -138,7 +138,7 @@ def test_auto_backend_is_int8_onnx_on_a_cpu_and_torch_on_a_gpu(monkeypatch):
 
 @pytest.mark.parametrize(
     ("exact_max", "hnsw_max", "tier", "factory"),
-    [(500, 1000, "exact", "SQfp16"), (499, 500, "hnsw", "HNSW32,SQfp16"), (10, 499, "ivfpq", "IVF8,PQ16x3")],
+    [(500, 1000, "exact", "GEMM"), (499, 500, "hnsw", "HNSW32,SQfp16"), (10, 499, "ivfpq", "IVF8,PQ16x3")],
 )
 def test_the_tier_is_chosen_by_the_size_thresholds(tmp_path, exact_max, hnsw_max, tier, factory):
     # given a store of 500 vectors
@@ -149,6 +149,20 @@ def test_the_tier_is_chosen_by_the_size_thresholds(tmp_path, exact_max, hnsw_max
     assert (meta["tier"], meta["factory"]) == (tier, factory)
     assert json.loads((tmp_path / "faiss.json").read_text())["tier"] == tier
     assert faiss_index_open(store, tmp_path).tier == tier
+
+
+def test_an_exact_index_built_by_faiss_before_opens_and_searches_the_store(tmp_path):
+    # given an exact folder as FAISS SQfp16 built it (its faiss.index, and none at all recorded)
+    vectors = unit_vectors(300)
+    store = write_store(tmp_path / "s", np.arange(300) * 2, vectors, chunk=100)
+    old = faiss.index_factory(16, "SQfp16", faiss.METRIC_INNER_PRODUCT)
+    old.train(np.zeros((1, 16), dtype=np.float32))
+    old.add(vectors)
+    faiss.write_index(old, str(tmp_path / "faiss.index"))
+    # when it is opened, then it is the exact tier, and finds each stored vector first
+    index = faiss_index_open(store, tmp_path)
+    _, found = index.search(vectors[[0, 7, 299]], k=3)
+    assert index.tier == "exact" and list(found[:, 0]) == [0, 14, 598]
 
 
 def test_ivfpq_keeps_its_inverted_lists_on_disk_memory_mapped(tmp_path):

@@ -100,7 +100,7 @@ def test_index_action_on_repositories(admin_client, demo, django_capture_on_comm
         )
     job = Job.objects.get(kind="build_indexes")
     assert job.status == JobStatus.SUCCEEDED, job.error
-    assert set(job.result) == {"lexical", "dense"} and job.result["dense"]["faiss"] == "SQfp16"
+    assert set(job.result) == {"lexical", "dense"} and job.result["dense"]["faiss"] == "GEMM"
 
 
 def test_jobs_that_want_a_gpu_go_to_the_gpu_queue(db, settings, sent_tasks, django_capture_on_commit_callbacks):
