@@ -8,43 +8,21 @@ question is recorded on its QuestionRetrieval row instead of stopping the job.
 
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-import numpy as np
 from django.db import transaction
 
-from annotation.models import Candidate, CandidateSource, Repository, Turn, Utterance
+from annotation.models import Candidate, Repository, Turn, Utterance
 from annotation.selectors import testset_dataset_get
 from annotation.services.attention_checks import dataset_check_repository_adopt
 from core.errors import UserError
 from core.services.jobs import JobProgress
 from retrieval.dense.encoder import get_encoder
-from retrieval.job_params import BuildPoolsParams
-from retrieval.models import ExclusionReason, PoolStatus, QuestionRetrieval, RetrievalIndex
+from retrieval.models import PoolStatus, QuestionRetrieval, RetrievalIndex
 from retrieval.selectors import dense_index_for, lexical_backend_for
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.indexing import indexes_ensure
+from retrieval.services.pool_choice import PoolSettings, pool_candidate, pool_choose
 from retrieval.services.pool_targets import PoolTarget, pool_questions
-
-
-@dataclass(frozen=True)
-class PoolSettings:
-    # The defaults are the job's (BuildPoolsParams): one place for each.
-    lexical: int = BuildPoolsParams.default("lexical")
-    dense: int = BuildPoolsParams.default("dense")
-    min_tokens: int = BuildPoolsParams.default("min_tokens")
-    paraphrase_threshold: float = BuildPoolsParams.default("paraphrase_threshold")
-    fetch: int = 50  # hits asked of each retriever, so that enough survive the exclusions
-
-    @property
-    def size(self) -> int:
-        return self.lexical + self.dense
-
-
-@dataclass
-class _Choice:
-    utterance: tuple  # (id, text, text_hash, n_tokens)
-    found: list = field(default_factory=list)  # [{"retriever", "score", "rank", "version"}]
 
 
 def pool_sizes_check(*, lexical: int, dense: int) -> None:
@@ -211,7 +189,7 @@ def _build_batch(
                     if i >= 0
                 ],
             }
-            pool, exclusions = _choose(
+            pool, exclusions = pool_choose(
                 ranked,
                 utterances=utterances,
                 vectors=vectors,
@@ -222,7 +200,7 @@ def _build_batch(
                 versions=versions,
                 ground_truth_hash=gt_hashes.get(question_id),
             )
-            new_candidates.extend(_candidate(question_id, choice) for choice in pool)
+            new_candidates.extend(pool_candidate(question_id, choice) for choice in pool)
             outcomes.append(
                 QuestionRetrieval(
                     question_id=question_id,
@@ -268,135 +246,3 @@ def _utterances(ids: set[int]) -> dict[int, tuple]:
         ):
             found[row[0]] = row
     return found
-
-
-def _choose(
-    ranked,
-    *,
-    utterances,
-    vectors,
-    query,
-    blocked,
-    excluded,
-    settings: PoolSettings,
-    versions,
-    ground_truth_hash: str | None = None,
-) -> tuple[list[_Choice], list[dict]]:
-    """Take ``lexical`` then ``dense`` candidates that pass the exclusions, de-duplicated by
-    normalised text; when one retriever runs dry the other fills the pool up to M.
-
-    Also returns the hits left out, each with its ExclusionReason, down to the deepest rank of
-    each retriever the pool looked at (all of them for a retriever that ran dry)."""
-    usable: dict[str, list[tuple]] = {}
-    dropped: dict[str, list[dict]] = {}
-    for retriever, hits in ranked.items():
-        usable[retriever], dropped[retriever] = [], []
-        for utterance_id, score, rank in hits:
-            utterance = utterances.get(utterance_id)
-            reason, detail = _exclusion(
-                utterance,
-                vector=vectors.get(utterance_id),
-                query=query,
-                blocked=blocked,
-                excluded=excluded,
-                settings=settings,
-                ground_truth_hash=ground_truth_hash,
-            )
-            if reason:
-                dropped[retriever].append(
-                    {
-                        "retriever": retriever,
-                        "rank": rank,
-                        "score": float(score),
-                        "utterance_id": utterance_id,
-                        "text": utterance[1] if utterance else "",
-                        "reason": reason,
-                        **detail,
-                    }
-                )
-                continue
-            usable[retriever].append(
-                (utterance, {"retriever": retriever, "score": score, "rank": rank, "version": versions[retriever]})
-            )
-    pool: dict[str, _Choice] = {}
-    looked = dict.fromkeys(usable, 0)  # how many usable hits of each retriever the pool went through
-
-    def take(retriever: str, limit: int) -> None:
-        for i, (utterance, found) in enumerate(usable[retriever]):
-            if len(pool) >= settings.size or limit <= 0:
-                return
-            looked[retriever] = max(looked[retriever], i + 1)
-            choice = pool.get(utterance[2])
-            if choice is None:
-                pool[utterance[2]] = _Choice(utterance, [found])
-                limit -= 1
-            elif all(f["retriever"] != retriever for f in choice.found):
-                choice.found.append(found)  # found by both retrievers: recorded, not counted twice
-
-    take("lexical", settings.lexical)
-    take("dense", settings.dense)
-    take("lexical", settings.size)  # fill up when a retriever ran dry
-    take("dense", settings.size)
-    in_pool = {(f["retriever"], f["rank"]) for choice in pool.values() for f in choice.found}
-    exclusions = []
-    for retriever, hits in usable.items():
-        seen = hits[: looked[retriever]]
-        ran_dry = looked[retriever] == len(hits)
-        deepest = seen[-1][1]["rank"] if seen and not ran_dry else None
-        exclusions.extend(e for e in dropped[retriever] if deepest is None or e["rank"] < deepest)
-        # A second utterance of the same retriever with the same normalised text as one taken.
-        exclusions.extend(
-            {
-                "retriever": retriever,
-                "rank": found["rank"],
-                "score": float(found["score"]),
-                "utterance_id": utterance[0],
-                "text": utterance[1],
-                "reason": ExclusionReason.DUPLICATE.value,
-            }
-            for utterance, found in seen
-            if (retriever, found["rank"]) not in in_pool
-        )
-    # Other hits of an already chosen text by the second retriever are recorded too.
-    for retriever, hits in usable.items():
-        for utterance, found in hits:
-            choice = pool.get(utterance[2])
-            if choice is not None and all(f["retriever"] != retriever for f in choice.found):
-                choice.found.append(found)
-    exclusions.sort(key=lambda e: (e["retriever"], e["rank"]))
-    return list(pool.values()), exclusions
-
-
-def _exclusion(
-    utterance, *, vector, query, blocked, excluded, settings: PoolSettings, ground_truth_hash
-) -> tuple[str, dict]:
-    """Why a retrieved utterance cannot be a candidate ("" when it can), with what decided it."""
-    if utterance is None:
-        return ExclusionReason.MISSING.value, {}
-    if utterance[2] in blocked:
-        reason = ExclusionReason.GROUND_TRUTH if utterance[2] == ground_truth_hash else ExclusionReason.CONTEXT
-        return reason.value, {}
-    if utterance[2] in excluded:
-        return ExclusionReason.EXCLUDED_DATASET.value, {}
-    if utterance[3] < settings.min_tokens:
-        return ExclusionReason.TOO_SHORT.value, {"tokens": utterance[3]}
-    similarity = float(np.dot(vector, query))
-    if similarity >= settings.paraphrase_threshold:
-        return ExclusionReason.PARAPHRASE.value, {"similarity": similarity}
-    return "", {}
-
-
-def _candidate(question_id: int, choice: _Choice) -> Candidate:
-    first = choice.found[0]
-    utterance_id, text, digest, _ = choice.utterance
-    return Candidate(
-        question_id=question_id,
-        utterance_id=utterance_id,
-        text=text,
-        text_hash=digest,
-        source=CandidateSource.LEXICAL if first["retriever"] == "lexical" else CandidateSource.DENSE,
-        retrieval_score=first["score"],
-        rank=first["rank"],
-        retriever_version=first["version"][:200],
-        retrieval=choice.found,
-    )

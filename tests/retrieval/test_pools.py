@@ -99,20 +99,20 @@ def test_an_interrupted_run_resumes_where_it_stopped(demo):
 
 def test_a_failing_question_is_recorded_and_the_others_are_built(demo, monkeypatch):
     broken = Question.objects.filter(dataset__name=DEMO_DATASET).order_by("id")[3]
-    real_choose = pools_module._choose
+    real_choose = pools_module.pool_choose
 
     def choose(ranked, **kwargs):
         if text_hash(broken.ground_truth) in kwargs["blocked"]:  # the ground truth is never a candidate
             raise RuntimeError("index returned garbage")
         return real_choose(ranked, **kwargs)
 
-    monkeypatch.setattr(pools_module, "_choose", choose)
+    monkeypatch.setattr(pools_module, "pool_choose", choose)
     report = build()
     assert (report["built"], report["failed"]) == (39, 1)
     failure = QuestionRetrieval.objects.get(status=PoolStatus.FAILED)
     assert failure.question_id == broken.pk and "index returned garbage" in failure.error
     # and a later run retries it
-    monkeypatch.setattr(pools_module, "_choose", real_choose)
+    monkeypatch.setattr(pools_module, "pool_choose", real_choose)
     assert build()["built"] == 1
 
 
