@@ -53,20 +53,25 @@ def quality_refresh_soon(*, dataset_id: int) -> None:
 def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
     thresholds = settings.WELLCHOSEN_QC_THRESHOLDS
     scores = Score.objects.filter(candidate__question__dataset=dataset)
-    ids = list(scores.values_list("annotator_id", flat=True).distinct())
-    annotators = {a.pk: a for a in Annotator.objects.filter(pk__in=ids)}
-    result = {
-        pk: AnnotatorQuality(
-            annotator_id=pk, label=annotator_label(a), blocked=a.is_blocked, excluded=a.scores_excluded
+    # The annotators are those of this first query. Each later query may see scores committed
+    # since (annotation goes on while this runs); an annotator who first appears there waits for
+    # the next refresh.
+    per_annotator = list(
+        scores.values("annotator_id").annotate(
+            n=Count("id"),
+            gts=Count("id", filter=Q(candidate__is_ground_truth=True)),
+            gts_ok=Count("id", filter=Q(candidate__is_ground_truth=True, value__gte=3)),
+            ms=Avg("duration_ms"),
         )
-        for pk, a in annotators.items()
+    )
+    annotators = Annotator.objects.filter(pk__in=[row["annotator_id"] for row in per_annotator])
+    result = {
+        a.pk: AnnotatorQuality(
+            annotator_id=a.pk, label=annotator_label(a), blocked=a.is_blocked, excluded=a.scores_excluded
+        )
+        for a in annotators
     }
-    for row in scores.values("annotator_id").annotate(
-        n=Count("id"),
-        gts=Count("id", filter=Q(candidate__is_ground_truth=True)),
-        gts_ok=Count("id", filter=Q(candidate__is_ground_truth=True, value__gte=3)),
-        ms=Avg("duration_ms"),
-    ):
+    for row in per_annotator:
         quality = result[row["annotator_id"]]
         quality.scores, quality.ground_truths, quality.ground_truths_ok = row["n"], row["gts"], row["gts_ok"]
         quality.seconds_per_response = round(row["ms"] / 1000, 2) if row["ms"] is not None else None
@@ -93,7 +98,8 @@ def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
     ):
         by_item.setdefault(candidate_id, []).append((annotator_id, value))
     for annotator_id, (compared, agree) in leave_one_out_agreement(by_item).items():
-        result[annotator_id].loo_compared, result[annotator_id].loo_agree = compared, agree
+        if annotator_id in result:
+            result[annotator_id].loo_compared, result[annotator_id].loo_agree = compared, agree
     for quality in result.values():
         quality.flags = flag(quality, thresholds)
     return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))

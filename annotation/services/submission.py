@@ -50,8 +50,12 @@ def unit_submit(
     before the platform has confirmed the assignment)."""
     duration_check(duration_ms=duration_ms)
     with transaction.atomic():
+        # Only the assignment row is locked, and with FOR NO KEY UPDATE: a plain FOR UPDATE over
+        # the join also locked the question and the dataset row that every submission shares, and
+        # waited on the key-share lock another annotator's new unit takes on the question while it
+        # holds that question's QuestionWork row, which this transaction updates next: a deadlock.
         assignment = (
-            Assignment.objects.select_for_update()
+            Assignment.objects.select_for_update(of=("self",), no_key=True)
             .select_related("question__dataset")
             .filter(pk=assignment_id, annotator=annotator)
             .first()
@@ -150,7 +154,7 @@ def unit_discard(*, assignment_id: int, reason: str) -> bool:
     confirmed): its scores are deleted, the slot it held goes to another annotator, and it cannot
     be submitted again. Returns False when there was nothing to take back."""
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+        assignment = Assignment.objects.select_for_update(no_key=True).filter(pk=assignment_id).first()
         if assignment is None or assignment.status == AssignmentStatus.RELEASED:
             return False
         # An expired lease gave its slot back already; a live lease or a submission still holds one.

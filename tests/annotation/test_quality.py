@@ -159,3 +159,29 @@ def test_blocked_annotator_with_excluded_scores_reopens_their_questions(annotate
     assert not QuestionWork.objects.filter(dataset=dataset, is_open=True).exists()
     assert Annotator.objects.get(pk=people["careless"].pk).is_blocked is False
     assert Assignment.objects.filter(status=AssignmentStatus.SUBMITTED).count() == 24
+
+
+def test_an_annotator_who_scores_while_the_quality_is_computed_waits_for_the_next_refresh(annotated):
+    """Annotation goes on while the snapshot is computed: each query sees what was committed
+    before it ran, so a newcomer's first score can appear between two of its queries."""
+    from django.db import connection
+
+    from annotation.models import Candidate, Score
+
+    dataset, people = annotated
+    newcomer = AnnotatorFactory(external_id="newcomer")
+    candidate = Candidate.objects.filter(question__dataset=dataset).first()
+    state = {"queries": 0}
+
+    def score_after_the_first_query(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        state["queries"] += 1
+        if state["queries"] == 1:
+            Score.objects.create(candidate=candidate, annotator=newcomer, value=3)
+        return result
+
+    with connection.execute_wrapper(score_after_the_first_query):
+        qualities = annotators_quality(dataset=dataset)
+    assert state["queries"] > 2  # the score came in between the snapshot's queries
+    assert {q.label for q in qualities} == {f"imported:{name}" for name in people}
+    assert "imported:newcomer" in {q.label for q in annotators_quality(dataset=dataset)}
