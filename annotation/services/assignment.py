@@ -212,11 +212,22 @@ def unit_lease_question(
     leases_reclaim()
     with transaction.atomic():
         Annotator.objects.select_for_update().filter(pk=annotator.pk).first()
-        work = QuestionWork.objects.select_for_update().select_related("dataset").filter(pk=question_id).first()
+        # The assignment before the question's work row, the order a submission takes them in; and
+        # only these rows (OF self), not the dataset row every lease and submission shares.
+        existing = (
+            Assignment.objects.select_for_update(no_key=True)
+            .filter(question_id=question_id, annotator=annotator)
+            .first()
+        )
+        work = (
+            QuestionWork.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("dataset")
+            .filter(pk=question_id)
+            .first()
+        )
         if work is None:
             raise UserError("this unit is not open for annotation")
         lease = timedelta(seconds=lease_seconds) if lease_seconds else timedelta(minutes=work.dataset.lease_minutes)
-        existing = Assignment.objects.select_for_update().filter(question_id=question_id, annotator=annotator).first()
         if existing is not None:
             if existing.status == AssignmentStatus.SUBMITTED:
                 raise UserError("you have already scored this unit")
