@@ -72,7 +72,9 @@ def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
         for a in annotators
     }
     for row in per_annotator:
-        quality = result[row["annotator_id"]]
+        quality = result.get(row["annotator_id"])
+        if quality is None:  # deleted since
+            continue
         quality.scores, quality.ground_truths, quality.ground_truths_ok = row["n"], row["gts"], row["gts_ok"]
         quality.seconds_per_response = round(row["ms"] / 1000, 2) if row["ms"] is not None else None
     units = Assignment.objects.filter(question__dataset=dataset, status=AssignmentStatus.SUBMITTED)
