@@ -5,12 +5,13 @@ import time
 from io import StringIO
 
 import pytest
+from playwright.sync_api import expect
 from django.core.management import call_command
 from django.utils import timezone
 
 from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
-from core.models import Job, JobStatus
+from core.models import Job, JobShard, JobShardStatus, JobStatus
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.repository_import import repository_import
 from tests.factories import UserFactory
@@ -99,3 +100,30 @@ def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser
     assert "left in this step" in page.locator("#job-eta-line").inner_text()
     assert "310 of 1,000 questions" in page.locator("li.phase-running").inner_text()
     page.screenshot(path=SCREENSHOTS / "job-running.png", full_page=True)
+
+
+def test_a_running_job_page_shows_a_stage_of_shards_planned_after_it_was_drawn(browser, base):  # noqa: F811
+    # given a pool job whose encoding shards are done and whose question shards are not planned yet
+    job = Job.objects.create(
+        kind="build_pools",
+        params={"dataset": "d", "repository": "r"},
+        status=JobStatus.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        phase="encoding utterances",
+    )
+    for number in range(2):
+        JobShard.objects.create(
+            job=job, stage="encoding", number=number, status=JobShardStatus.SUCCEEDED, attempts=1, worker="w:1"
+        )
+    page = log_in(browser, base, "boss")
+    page.goto(f"{base}/jobs/{job.pk}/")
+    assert page.locator("#job-shards tbody tr").count() == 2
+    # when the job plans its question shards while the page is open
+    for number in range(3):
+        JobShard.objects.create(job=job, stage="", number=number)
+    # then the page redraws itself with the new stage's rows (its poll reloads it)
+    expect(page.locator("#job-shards tbody tr")).to_have_count(5, timeout=10000)
+    assert page.locator("#job-shard-2 .status").inner_text() == "pending"
+    assert page.locator("#job-shard-encoding-1 .status").inner_text() == "succeeded"
+    page.screenshot(path=SCREENSHOTS / "job-new-stage.png", full_page=True)
