@@ -5,9 +5,9 @@ import time
 from io import StringIO
 
 import pytest
-from playwright.sync_api import expect
 from django.core.management import call_command
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from annotation.services.demo import DEMO_DATASET, DEMO_DIR
 from annotation.services.dialogue_import import dialogues_import
