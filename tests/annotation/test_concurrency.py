@@ -43,6 +43,16 @@ def sessions(live_server):
 
 
 def annotate(base: str, session_id: str, seed: int, log: dict, lock: threading.Lock) -> None:
+    """One annotator's session; a request that fails outright (a timeout) is an error too, not a
+    silently stopped thread that leaves its unit one submission short."""
+    try:
+        annotate_until_done(base, session_id, seed, log, lock)
+    except httpx.HTTPError as exc:
+        with lock:
+            log["errors"].append(("transport", type(exc).__name__, str(exc)[:300]))
+
+
+def annotate_until_done(base: str, session_id: str, seed: int, log: dict, lock: threading.Lock) -> None:
     rng = random.Random(seed)
     with httpx.Client(base_url=base, cookies={"sessionid": session_id}, timeout=60, follow_redirects=True) as http:
         while True:
