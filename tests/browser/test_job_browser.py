@@ -21,6 +21,18 @@ from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # no
 pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 
 
+def running_pool_job(**fields) -> Job:
+    now = timezone.now()
+    return Job.objects.create(
+        kind="build_pools",
+        params={"dataset": "d", "repository": "r"},
+        status=JobStatus.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        **fields,
+    )
+
+
 @pytest.fixture
 def base(live_server):
     UserFactory(username="boss", password=PASSWORD, is_staff=True, is_superuser=True)
@@ -55,12 +67,7 @@ def test_a_finished_pool_job_page_lists_its_phases_and_links_to_the_dataset(brow
 
 def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser, base):  # noqa: F811
     now = time.time()
-    job = Job.objects.create(
-        kind="build_pools",
-        params={"dataset": "d", "repository": "r"},
-        status=JobStatus.RUNNING,
-        started_at=timezone.now(),
-        heartbeat_at=timezone.now(),
+    job = running_pool_job(
         phase="retrieving candidates",
         phases=[
             {
@@ -104,14 +111,7 @@ def test_a_running_job_page_shows_the_current_phase_with_its_bar_and_eta(browser
 
 def test_a_running_job_page_shows_a_stage_of_shards_planned_after_it_was_drawn(browser, base):  # noqa: F811
     # given a pool job whose encoding shards are done and whose question shards are not planned yet
-    job = Job.objects.create(
-        kind="build_pools",
-        params={"dataset": "d", "repository": "r"},
-        status=JobStatus.RUNNING,
-        started_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-        phase="encoding utterances",
-    )
+    job = running_pool_job(phase="encoding utterances")
     for number in range(2):
         JobShard.objects.create(
             job=job, stage="encoding", number=number, status=JobShardStatus.SUCCEEDED, attempts=1, worker="w:1"
