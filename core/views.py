@@ -87,11 +87,12 @@ def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @staff_member_required
-@permission_required("core.view_job", raise_exception=True)
+@permission_required("core.change_job", raise_exception=True)
 @require_POST
 def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
     """Retry a failed job (core.services.job_retries); a second click finds it pending and sends
-    nothing. 403 without the permission to start its kind, 400 for a kind no app declares."""
+    nothing. 403 without the jobs' change permission (as cancelling) or the permission to start its
+    kind, 400 for a kind no installed app declares."""
     job = get_object_or_404(Job, pk=job_id)
     try:
         retried = job_retry(job_id=job.pk, user=request.user)
