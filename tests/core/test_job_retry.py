@@ -73,14 +73,24 @@ def test_an_unexpected_exception_is_summed_up_with_the_kind_and_step_its_traceba
     assert '<details class="raw" id="job-traceback" open' not in page
 
 
-def test_a_shard_that_failed_unexpectedly_is_named_in_the_cause(admin_client, sharded_kind):
-    def work(job, shard, progress, item):
-        if item == 9:
-            raise RuntimeError("the disk is full")
+def run_failing_at(sharded_kind, item: int, *, shards: int, message: str = "an outage") -> tuple[Job, dict]:
+    """A job of the sharded kind (``shards`` shards of 4 items) run here, whose work raises
+    RuntimeError(``message``) at ``item`` while the returned ``outage["on"]`` holds."""
+    outage = {"on": True}
+
+    def work(job, shard, progress, current):
+        if current == item and outage["on"]:
+            raise RuntimeError(message)
 
     sharded_kind.work = work
-    job = job_create(params=ShardedParams(shards=3, size=4), enqueue=False)
+    job = job_create(params=ShardedParams(shards=shards, size=4), enqueue=False)
     job_execute(job_id=job.pk)
+    job.refresh_from_db()
+    return job, outage
+
+
+def test_a_shard_that_failed_unexpectedly_is_named_in_the_cause(admin_client, sharded_kind):
+    job, _ = run_failing_at(sharded_kind, 9, shards=3, message="the disk is full")
     page = detail(admin_client, job)
     assert (
         'id="job-cause">Unexpected error in sharded test job, step “counting”: '
@@ -218,19 +228,10 @@ def test_an_import_retried_runs_again_from_the_start_and_imports_once(write_file
 
 def test_a_retried_sharded_job_runs_only_the_shards_that_had_not_succeeded(sharded_kind):
     # given a job of 4 shards whose second shard failed, its first having succeeded
-    broken = {"on": True}
-
-    def work(job, shard, progress, item):
-        if item == 5 and broken["on"]:
-            raise RuntimeError("an outage")
-
-    sharded_kind.work = work
-    job = job_create(params=ShardedParams(shards=4, size=4), enqueue=False)
-    job_execute(job_id=job.pk)
-    job.refresh_from_db()
+    job, outage = run_failing_at(sharded_kind, 5, shards=4)
     assert job.status == JobStatus.FAILED and sharded_kind.ran == [0, 1]
     # when the outage is over and the job is retried
-    broken["on"] = False
+    outage["on"] = False
     job_retry(job_id=job.pk, user=staff_with("core.change_job"))
     job_execute(job_id=job.pk)
     # then the shards that had not succeeded ran, once each, and the finished one not again
@@ -270,14 +271,8 @@ def test_a_shard_still_held_by_the_failed_attempt_is_run_again_and_its_old_worke
     assert job.status == JobStatus.SUCCEEDED and sorted(sharded_kind.ran) == [0, 1]
 
 
-def test_a_retried_job_page_shows_that_its_finished_shards_are_kept(client, sharded_kind):
-    def work(job, shard, progress, item):
-        if item == 5:
-            raise RuntimeError("an outage")
-
-    sharded_kind.work = work
-    job = job_create(params=ShardedParams(shards=3, size=4), enqueue=False)
-    job_execute(job_id=job.pk)
+def test_a_failed_sharded_job_page_says_that_retry_keeps_its_finished_shards(client, sharded_kind):
+    job, _ = run_failing_at(sharded_kind, 5, shards=3)
     client.force_login(staff_with("core.view_job", "core.change_job"))
     assert "It resumes: the 1 finished shard of 3 is kept." in detail(client, job)
 
