@@ -36,6 +36,7 @@ def skipped_text(result: dict[str, Any], labels: dict[str, str]) -> str:
 class ImportDialoguesParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "import_dialogues"
     label: ClassVar[str] = "import dialogues"
+    start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
     path: str
     format: str
@@ -67,6 +68,7 @@ class ImportTestsetParams(DatasetNextStep, JobParams):
 
     kind: ClassVar[str] = "import_testset"
     label: ClassVar[str] = "import released test set"
+    start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
     path: str
     dataset: str
@@ -88,6 +90,7 @@ class ImportHFTestsetParams(DatasetNextStep, JobParams):
 
     kind: ClassVar[str] = "import_testset_hf"
     label: ClassVar[str] = "import test set folder (Hugging Face layout)"
+    start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
     path: str
     dataset: str | None = None  # None: the test set's name
@@ -105,6 +108,7 @@ class ImportHFTestsetParams(DatasetNextStep, JobParams):
 class ImportScoresParams(JobParams):
     kind: ClassVar[str] = "import_scores"
     label: ClassVar[str] = "import scores"
+    start_permission: ClassVar[str | None] = "annotation.add_score"
 
     path: str
     encoding: str = "utf-8"
@@ -120,6 +124,7 @@ class ImportScoresParams(JobParams):
 class BuildTestsetParams(JobParams):
     kind: ClassVar[str] = "build_testset"
     label: ClassVar[str] = "build test set"
+    start_permission: ClassVar[str | None] = "annotation.add_testset"
 
     dataset: str
     name: str
@@ -143,6 +148,7 @@ class BuildTestsetParams(JobParams):
 class QualityRefreshParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "quality_refresh"
     label: ClassVar[str] = "refresh quality and agreement"
+    start_permission: ClassVar[str | None] = "annotation.change_dataset"
 
     dataset_id: int
 
@@ -160,6 +166,7 @@ class LoadDemoParams(DatasetNextStep, JobParams):
 
     kind: ClassVar[str] = "load_demo"
     label: ClassVar[str] = "load the demo data"
+    start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
     with_pools: bool = True  # False: no retrieval (no embedding model needed)
 

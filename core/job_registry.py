@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
+from django.conf import settings
+
 from core.errors import UserError
 
 QUEUES = ("default", "gpu")  # "gpu" is sent to settings.WELLCHOSEN_GPU_QUEUE
@@ -30,15 +32,18 @@ class NextStep:
 class JobParams:
     """Typed parameters of one job kind, stored as JSON on the Job row.
 
-    Subclasses set ``kind`` (the name stored in ``Job.kind``), ``label`` and ``queue`` and
-    declare their parameters as fields of JSON types (str, int, float, bool, None, lists of
-    them); a field's default is the one default of that parameter, read by the admin form and
-    the management command through :meth:`default`.
+    Subclasses set ``kind`` (the name stored in ``Job.kind``), ``label``, ``queue`` and
+    ``start_permission`` and declare their parameters as fields of JSON types (str, int, float,
+    bool, None, lists of them); a field's default is the one default of that parameter, read by
+    the admin form and the management command through :meth:`default`.
     """
 
     kind: ClassVar[str]
     label: ClassVar[str]
     queue: ClassVar[str] = "default"
+    # The model permission ("app.codename") of the page or action that starts a job of this kind;
+    # retrying a failed one from its page needs it too (None: only the jobs' own permission).
+    start_permission: ClassVar[str | None] = None
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -116,6 +121,10 @@ class JobKind:
     def queue(self) -> str:
         return self.params.queue
 
+    @property
+    def start_permission(self) -> str | None:
+        return self.params.start_permission
+
     def shard_handler(self, stage: str) -> ShardHandler:
         """The kind's work on one shard of ``stage``; a UserError when it has none."""
         try:
@@ -175,6 +184,13 @@ def job_kind_get(name: str) -> JobKind:
         return _kinds[name]
     except KeyError:
         raise UserError(f"unknown job kind {name!r} (no installed app declares it)") from None
+
+
+def job_kind_queue(name: str) -> str:
+    """The Celery queue of a kind's messages (its job's and its shards'). Jobs that want a GPU
+    (encoding a repository, scoring with a language model) go to settings.WELLCHOSEN_GPU_QUEUE."""
+    queue = job_kind_get(name).queue
+    return settings.WELLCHOSEN_GPU_QUEUE if queue == "gpu" else queue
 
 
 def job_kind_is_registered(name: str) -> bool:

@@ -8,6 +8,7 @@ annotation app without touching the data (see docs/architecture.md).
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from core.job_registry import job_kind_label
 
@@ -56,6 +57,9 @@ class Job(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When its message was last sent to its queue: at creation, and again when a failed job is
+    # retried (its place in the queue, and how long it has waited there).
+    queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -3,16 +3,20 @@
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Case, CharField, F, Q, QuerySet, Value, When, Window
 from django.db.models.functions import RowNumber
 from django.urls import NoReverseMatch
+from django.utils import timezone
 
 from core import readable
 from core.errors import UserError
-from core.job_registry import job_kind_get
+from core.job_registry import job_kind_get, job_kind_is_registered, job_kind_label, job_kind_queue, job_kinds_all
 from core.models import Job, JobShard, JobShardStatus, JobStatus, job_cache_key, job_shard_cache_key
 
 logger = logging.getLogger(__name__)
@@ -197,3 +201,119 @@ def jobs_latest_by(*, groups: dict[str, Q]) -> dict[str, Job]:
     newest = Window(RowNumber(), partition_by=[F("group")], order_by=[F("created_at").desc(), F("id").desc()])
     jobs = Job.objects.annotate(group=group).filter(group__isnull=False).annotate(rank=newest).filter(rank=1)
     return {job.group: job for job in jobs}
+
+
+# The marker of a traceback in a job's (or a shard's) error: an exception that was not a UserError.
+_TRACEBACK = "\nTraceback (most recent call last):"
+
+
+def job_failure(*, job: Job) -> dict:
+    """Why a failed job failed, in one sentence (``cause``), and the whole recorded error to fold
+    away (``details``, "" when the sentence is all of it). A UserError's message is the cause as is;
+    an unexpected exception's recorded error (class, message, traceback, from job_execute, or
+    "shard 2 of 5 failed: ..." from a shard) is summed up as its first line, said to be unexpected,
+    with the job's kind and the step it was in."""
+    error = job.error.strip()
+    if not error:
+        return {"cause": "The job failed without a message.", "details": ""}
+    if _TRACEBACK not in error:
+        return {"cause": error, "details": ""}
+    step = f", step “{job.phase}”" if job.phase else ""
+    first = error.split("\n", 1)[0]
+    return {"cause": f"Unexpected error in {job.kind_label}{step}: {first}", "details": error}
+
+
+def job_retry_permitted(*, kind: str, user) -> bool:
+    """Whether ``user`` may retry a failed job of ``kind`` (core.services.job_retries): the jobs'
+    change permission (as cancelling and resending them) and the kind's ``start_permission``, the
+    permission of the page that starts one. False for a kind no installed app declares."""
+    if not job_kind_is_registered(kind) or not user.has_perm("core.change_job"):
+        return False
+    permission = job_kind_get(kind).start_permission
+    return permission is None or user.has_perm(permission)
+
+
+@dataclass(frozen=True)
+class JobAhead:
+    """An unfinished job ahead of a pending one on its queue."""
+
+    id: int
+    label: str  # its kind's
+    status: str
+    progress: int  # percent, as last reported
+
+
+@dataclass(frozen=True)
+class JobWait:
+    """What a pending job waits for: its queue, the unfinished jobs ahead of it there (the first
+    few, running ones first: ``ahead``; ``ahead_count`` in all), how long it has waited, and
+    whether it has waited longer than WELLCHOSEN_JOB_STALE_AFTER with no job of its queue running
+    (``no_worker``: no worker seems to take that queue)."""
+
+    queue: str
+    ahead: list[JobAhead]
+    ahead_count: int
+    waited_seconds: float
+    no_worker: bool
+
+    @property
+    def more(self) -> int:
+        """The jobs ahead beyond those listed."""
+        return self.ahead_count - len(self.ahead)
+
+    @property
+    def waited(self) -> str:
+        return readable.duration(self.waited_seconds)
+
+
+AHEAD_LISTED = 3
+
+
+def jobs_waits(*, jobs: Iterable[Job], now: datetime | None = None) -> dict[int, JobWait]:
+    """What each pending job of ``jobs`` waits for, by job id (see JobWait), in one query whatever
+    their number: the jobs ahead of one are the running jobs of its queue and the pending ones
+    queued before it (``queued_at``, then id), the queue being its kind's (``job_kind_queue``: the
+    queue its message was sent to). A job of a kind no installed app declares has none."""
+    pending = [job for job in jobs if job.status == JobStatus.PENDING and job_kind_is_registered(job.kind)]
+    if not pending:
+        return {}
+    queue_of = {kind.name: job_kind_queue(kind.name) for kind in job_kinds_all()}
+    queues = {queue_of[job.kind] for job in pending}
+    unfinished = list(
+        Job.objects.filter(
+            status__in=[JobStatus.PENDING, JobStatus.RUNNING],
+            kind__in=[kind for kind, queue in queue_of.items() if queue in queues],
+        )
+        .order_by("queued_at", "id")
+        .values("id", "kind", "status", "progress", "queued_at")
+    )
+    running = [row["id"] for row in unfinished if row["status"] == JobStatus.RUNNING]
+    live = cache.get_many([job_cache_key(job_id, "progress") for job_id in running]) if running else {}
+    now = now or timezone.now()
+    waits = {}
+    for job in pending:
+        ahead = [
+            row
+            for row in unfinished
+            if queue_of[row["kind"]] == queue_of[job.kind]
+            and row["id"] != job.pk
+            and (row["status"] == JobStatus.RUNNING or (row["queued_at"], row["id"]) < (job.queued_at, job.pk))
+        ]
+        ahead.sort(key=lambda row: row["status"] != JobStatus.RUNNING)  # stable: queue order within each
+        waited = max(0.0, (now - job.queued_at).total_seconds())
+        waits[job.pk] = JobWait(
+            queue=queue_of[job.kind],
+            ahead=[_ahead(row, live) for row in ahead[:AHEAD_LISTED]],
+            ahead_count=len(ahead),
+            waited_seconds=waited,
+            no_worker=waited > settings.WELLCHOSEN_JOB_STALE_AFTER
+            and not any(row["status"] == JobStatus.RUNNING for row in ahead),
+        )
+    return waits
+
+
+def _ahead(row: dict, live: dict) -> JobAhead:
+    progress = row["progress"]
+    if row["status"] == JobStatus.RUNNING:
+        progress = (live.get(job_cache_key(row["id"], "progress")) or {}).get("progress", progress)
+    return JobAhead(id=row["id"], label=job_kind_label(row["kind"]), status=row["status"], progress=progress)

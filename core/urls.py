@@ -8,4 +8,5 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/status.json", views.job_status_json, name="job-status-json"),
     path("jobs/<int:job_id>/cancel", views.job_cancel_view, name="job-cancel"),
+    path("jobs/<int:job_id>/retry", views.job_retry_view, name="job-retry"),
 ]

@@ -18,6 +18,7 @@ def batch_step(batch_id: int, name: str) -> NextStep:
 class CrowdPublishParams(JobParams):
     kind: ClassVar[str] = "crowd_publish"
     label: ClassVar[str] = "publish a crowd batch"
+    start_permission: ClassVar[str | None] = "crowd.change_crowdbatch"
 
     batch_id: int
     confirm_production: bool = False
@@ -33,6 +34,7 @@ class CrowdPublishParams(JobParams):
 class CrowdSyncParams(JobParams):
     kind: ClassVar[str] = "crowd_sync"
     label: ClassVar[str] = "sync a crowd batch"
+    start_permission: ClassVar[str | None] = "crowd.change_crowdbatch"
 
     batch_id: int
     periodic: bool = False  # started by Celery beat, not by a researcher

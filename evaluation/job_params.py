@@ -21,6 +21,7 @@ def _accuracy(result: dict[str, Any], n: int, unit: str) -> str:
 class EvaluateParams(JobParams):
     kind: ClassVar[str] = "evaluate"
     label: ClassVar[str] = "evaluate a system on a test set"
+    start_permission: ClassVar[str | None] = "evaluation.add_evaluation"
     queue: ClassVar[str] = "gpu"
 
     evaluation_id: int
@@ -41,6 +42,7 @@ class EvaluateParams(JobParams):
 class EvaluatePairsParams(JobParams):
     kind: ClassVar[str] = "evaluate_pairs"
     label: ClassVar[str] = "evaluate a system on contrastive pairs"
+    start_permission: ClassVar[str | None] = "evaluation.add_pairevaluation"
     queue: ClassVar[str] = "gpu"
 
     evaluation_id: int  # a PairEvaluation
@@ -63,6 +65,7 @@ class EvaluatePairsParams(JobParams):
 class GenerateParams(JobParams):
     kind: ClassVar[str] = "generate"
     label: ClassVar[str] = "generate responses with a system"
+    start_permission: ClassVar[str | None] = "evaluation.add_generation"
     queue: ClassVar[str] = "gpu"
 
     generation_id: int
@@ -86,6 +89,7 @@ class GenerateParams(JobParams):
 class CampaignParams(JobParams):
     kind: ClassVar[str] = "campaign"
     label: ClassVar[str] = "run a campaign's RANDOM trials and report"
+    start_permission: ClassVar[str | None] = "evaluation.change_campaign"
     queue: ClassVar[str] = "gpu"  # CHOSEN evaluations and RANDOM trials score with the systems
 
     campaign_id: int

@@ -12,6 +12,7 @@ from core.readable import count, percent
 class GenerateNegativesParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "generate_negatives"
     label: ClassVar[str] = "generate negatives (masked LM)"
+    start_permission: ClassVar[str | None] = "annotation.change_dataset"
     queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
 
     dataset: str

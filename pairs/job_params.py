@@ -15,6 +15,7 @@ from pairs.edits import Criterion, PairType
 class BuildPairsParams(JobParams):
     kind: ClassVar[str] = "build_pairs"
     label: ClassVar[str] = "build contrastive pairs"
+    start_permission: ClassVar[str | None] = "annotation.change_dataset"
 
     dataset: str
     name: str  # the pair set, created on the first run and resumed by the next
@@ -42,6 +43,7 @@ class BuildPairsParams(JobParams):
 class ImportPairsParams(JobParams):
     kind: ClassVar[str] = "import_pairs"
     label: ClassVar[str] = "import contrastive pairs"
+    start_permission: ClassVar[str | None] = "pairs.add_pairset"
 
     path: str
     name: str

@@ -18,6 +18,7 @@ INDEX_KINDS = ["lexical", "dense"]
 class ImportRepositoryParams(JobParams):
     kind: ClassVar[str] = "import_repository"
     label: ClassVar[str] = "import utterance repository"
+    start_permission: ClassVar[str | None] = "annotation.add_repository"
 
     path: str
     name: str
@@ -53,6 +54,7 @@ class ImportRepositoryParams(JobParams):
 class BuildIndexesParams(JobParams):
     kind: ClassVar[str] = "build_indexes"
     label: ClassVar[str] = "build search indexes"
+    start_permission: ClassVar[str | None] = "annotation.change_repository"
     queue: ClassVar[str] = "gpu"  # encoding a repository wants a GPU
 
     repository: str
@@ -76,6 +78,7 @@ class BuildIndexesParams(JobParams):
 class BuildPoolsParams(DatasetNextStep, JobParams):
     kind: ClassVar[str] = "build_pools"
     label: ClassVar[str] = "build candidate pools"
+    start_permission: ClassVar[str | None] = "annotation.change_dataset"
     queue: ClassVar[str] = "gpu"  # encodes ground truths (and builds missing indexes)
 
     dataset: str

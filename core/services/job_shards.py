@@ -42,11 +42,11 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.errors import JobCancelled, UserError
-from core.job_registry import job_kind_get, job_kind_is_registered
+from core.job_registry import job_kind_get, job_kind_is_registered, job_kind_queue
 from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.selectors import job_shards_live, job_shards_totals
 from core.services.job_shard_claims import ShardLost, ShardProgress, job_shard_claim, shard_alive_since
-from core.services.jobs import JobProgress, beating, job_queue
+from core.services.jobs import JobProgress, beating
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def job_shards_enqueue(*, job: Job, numbers: list[int], stage: str = "") -> bool
     the job. Returns whether messages are to be sent."""
     if not numbers or current_app.conf.task_always_eager:
         return False
-    queue = job_queue(job.kind)
+    queue = job_kind_queue(job.kind)
 
     def send() -> None:
         task = import_string(RUN_SHARD_TASK)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.errors import JobCancelled, UserError
-from core.job_registry import JobParams, job_kind_get, job_kind_is_registered
+from core.job_registry import JobParams, job_kind_get, job_kind_is_registered, job_kind_queue
 from core.models import Job, JobStatus, job_cache_key
 
 logger = logging.getLogger(__name__)
@@ -44,16 +44,9 @@ def job_create(*, params: JobParams, created_by=None, enqueue: bool = True) -> J
     return job
 
 
-def job_queue(kind: str) -> str:
-    """The Celery queue of a kind's messages (its job's and its shards'). Jobs that want a GPU
-    (encoding a repository, scoring with a language model) go to settings.WELLCHOSEN_GPU_QUEUE."""
-    queue = job_kind_get(kind).queue
-    return settings.WELLCHOSEN_GPU_QUEUE if queue == "gpu" else queue
-
-
 def job_enqueue(*, job_id: int, kind: str) -> None:
     """Send the job's message, on its kind's queue, once the surrounding transaction commits."""
-    queue = job_queue(kind)
+    queue = job_kind_queue(kind)
 
     def send() -> None:
         import_string(RUN_JOB_TASK).apply_async(args=[job_id], queue=queue)

@@ -61,3 +61,10 @@ def readable_rows(value) -> list[tuple[str, str]]:
 def readable_tables(value) -> list[dict]:
     """A result dict's nested objects as tables (see core.readable.result_tables)."""
     return readable.result_tables(value) if isinstance(value, dict) else []
+
+
+@register.filter
+def item(mapping, key):
+    """``mapping[key]``, or None: a view's dict looked up by a row's key in a loop
+    (``{% with wait=waits|item:job.pk %}``); None too where the page has no such dict."""
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -21,7 +21,12 @@ vectors to the bit on the same machine and encoder; the store's bytes are those 
 
 A job taken over while its shards exist goes on with the version its shards write (it is still
 "building", recorded with the job); one taken over before its shards were planned begins a new
-version, and the interrupted one is marked failed as any interrupted build.
+version, and the interrupted one is marked failed as any interrupted build. A failed job is the
+same: its version stays "building", the blocks of its finished shards on disk, and a retry of the
+job (core.services.job_retries) goes on with it, encoding only the shards that had not succeeded.
+Only a cancel gives the version up at once (marked failed, files deleted); a failed job's version
+that is never retried is given up by the repository's next dense version (``_new_version``: its
+job has ended), and a retry that finds its version given up so encodes anew, under a new version.
 
 The shards are the job's stage "encoding" (``ENCODING_STAGE``), whichever kind the job is: the
 index job, or the pool job encoding a missing dense index before its questions' shards; each kind
@@ -37,7 +42,7 @@ import numpy as np
 from django.conf import settings
 
 from annotation.models import Repository, Utterance
-from core.errors import UserError
+from core.errors import JobCancelled, UserError
 from core.models import Job, JobShard
 from core.services.job_shards import ShardProgress, ShardSpec, job_shards_run
 from core.services.jobs import JobProgress
@@ -125,24 +130,30 @@ def embeddings_build_sharded(
         # A takeover after the store was completed finds it complete.
         store = EmbeddingStore(store_folder) if EmbeddingStore.exists(store_folder) else store_complete(store_folder)
         search_params = _search_attached(index).finish(store)
-    except BaseException as exc:
+    except JobCancelled as exc:
         _delete_files(index)
         _failed(index, exc)
         raise
+    # Any other failure leaves the version building, its finished shards' rows written, for a retry
+    # of the job or an attempt that takes it over (see the module's docstring).
     _ready(index, count=store.meta.count, params=search_params)
     return index
 
 
 def _version_resumed(*, job: Job) -> RetrievalIndex | None:
-    """The version whose encoding shards this job planned (a job taken over goes on with it, or
-    ends with it once ready), if any."""
+    """The version whose encoding shards this job planned (a job taken over or retried goes on
+    with it, or ends with it once ready), if any. A version given up since (a later version of the
+    repository marked it failed while this job stood failed) takes its shards with it: the job then
+    begins a new version and plans anew."""
     shards = JobShard.objects.filter(job=job, stage=ENCODING_STAGE).order_by("number")
     planned = shards.values_list("params", flat=True).first()
     if planned is None:
         return None
     index = RetrievalIndex.objects.filter(pk=planned["index"]).first()
     if index is None or index.status not in (IndexStatus.BUILDING, IndexStatus.READY):
-        raise UserError("the embedding version this job was encoding is no longer being built; start a new job")
+        logger.warning("job %s: the version its encoding shards wrote was given up; it encodes anew", job.pk)
+        shards.delete()
+        return None
     logger.info("job %s: goes on with the encoding of %s", job.pk, index.name)
     return index
 

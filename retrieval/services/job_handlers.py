@@ -10,7 +10,8 @@ from core.models import Job, JobShard
 from core.services.job_shards import ShardProgress, job_shards_run
 from core.services.jobs import JobProgress
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
-from retrieval.models import RetrievalIndex
+from retrieval.models import IndexKind, RetrievalIndex
+from retrieval.selectors import index_current
 
 from .encoding_shards import ENCODING_STAGE, embeddings_build_sharded, encoding_shard_run
 from .indexing import lexical_index_build
@@ -38,7 +39,10 @@ def build_indexes(params: BuildIndexesParams, job: Job, progress: JobProgress) -
         raise UserError(f"no repository {params.repository!r}")
     built = {}
     if "lexical" in params.kinds:
-        index = lexical_index_build(repository=repository, progress=progress, job_id=job.pk)
+        # A retried (or taken over) job keeps the lexical version it built while that is current.
+        index = index_current(repository=repository, kind=IndexKind.LEXICAL)
+        if index is None or index.job_id != job.pk:
+            index = lexical_index_build(repository=repository, progress=progress, job_id=job.pk)
         built["lexical"] = {"name": index.name, "backend": index.backend, "utterances": index.utterance_count}
     if "dense" in params.kinds:
         index = embeddings_build_sharded(repository=repository, job=job, progress=progress)

@@ -30,6 +30,10 @@
       const response = await fetch(url, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(response.statusText);
       const job = await response.json();
+      if (card.dataset.status === "pending" && job.status !== "pending") {
+        window.location.reload();  // a worker took it: the queue's line gives way to its steps
+        return;
+      }
       const list = document.getElementById("job-phases");
       if (list && job.phases.length) list.replaceChildren(...job.phases.map(phaseItem));
       const shards = job.shards || [];

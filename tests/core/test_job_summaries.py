@@ -194,3 +194,13 @@ def test_a_kind_without_a_summary_shows_its_result_as_rows(db):
     finally:
         job_kind_unregister(ScriptedParams.kind)
     assert outcome == {"summary": "", "rows": [("kappa", "0.417"), ("n", "1,200")], "next_step": None}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", job_kinds_all(), ids=lambda kind: kind.name)
+def test_each_kind_names_the_permission_that_starts_it_and_that_permission_exists(kind):
+    # Retrying a failed job needs it (core.selectors.job_retry_permitted): a typo would let no one retry.
+    from django.contrib.auth.models import Permission
+
+    app_label, codename = kind.start_permission.split(".")
+    assert Permission.objects.filter(content_type__app_label=app_label, codename=codename).exists()

@@ -1,4 +1,5 @@
-"""The Elasticsearch wire-format double and a real client of it, for the BM25 and kNN backends."""
+"""The Elasticsearch wire-format double and a real client of it, for the BM25 and kNN backends; the
+tiny sentence encoder as the configured one."""
 
 import pytest
 from elasticsearch import Elasticsearch
@@ -21,3 +22,15 @@ def es_client(es):
     client = Elasticsearch(es.url, request_timeout=10)
     yield client
     client.close()
+
+
+@pytest.fixture
+def tiny_encoder(settings, tiny_encoder_dir):
+    """The tiny sentence encoder (ONNX int8) here and in the workers; its ONNX export is made here.
+    Returns the environment that gives it to a worker process."""
+    from retrieval.dense.encoder import get_encoder
+
+    settings.WELLCHOSEN_EMBEDDING_MODEL = str(tiny_encoder_dir)
+    settings.WELLCHOSEN_EMBEDDING_BACKEND = "onnx-int8"
+    get_encoder()
+    return {"WELLCHOSEN_EMBEDDING_MODEL": str(tiny_encoder_dir), "WELLCHOSEN_EMBEDDING_BACKEND": "onnx-int8"}

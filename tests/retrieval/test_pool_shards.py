@@ -27,17 +27,6 @@ pytestmark = pytest.mark.slow
 NO_PARAPHRASE = 1.0
 
 
-@pytest.fixture
-def tiny_encoder(settings, tiny_encoder_dir):
-    """The tiny sentence encoder (ONNX int8) here and in the workers; its ONNX export is made here."""
-    from retrieval.dense.encoder import get_encoder
-
-    settings.WELLCHOSEN_EMBEDDING_MODEL = str(tiny_encoder_dir)
-    settings.WELLCHOSEN_EMBEDDING_BACKEND = "onnx-int8"
-    get_encoder()
-    return {"WELLCHOSEN_EMBEDDING_MODEL": str(tiny_encoder_dir), "WELLCHOSEN_EMBEDDING_BACKEND": "onnx-int8"}
-
-
 def two_datasets(folder: Path, n: int, *, repository: int) -> None:
     """A repository, and one dialogue file imported twice: datasets "reference" and "sharded"."""
     path = folder / "repository.txt"

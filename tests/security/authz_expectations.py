@@ -139,6 +139,7 @@ EXPECTATIONS: dict[str, Expect] = {
     "job-detail": staff_page(),
     "job-status-json": staff_page(),
     "job-cancel": staff_action(),
+    "job-retry": staff_action(),  # a job that is not failed: nothing to retry, back to its page
     # -- crowd: no accounts; the HIT (MTurk's preview) and the signed tokens are the capability
     "crowd-mturk": Expect(get=everyone(OK), post=everyone(NOT_ALLOWED)),
     "crowd-unit": Expect(get=everyone(OK), post=everyone(BAD)),
