@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -27,11 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def database_url() -> str:
-    """The test database as a URL, so that a worker process writes where the test reads."""
+    """The test database as a URL, so that a worker process writes where the test reads. A host that
+    is a socket's folder (the embedded PostgreSQL) is percent-encoded, as dj-database-url reads it."""
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER'] or ''}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    host = quote(s["HOST"] or "127.0.0.1", safe="")
+    return f"postgres://{s['USER'] or ''}@{host}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 @dataclass
