@@ -92,7 +92,9 @@ class EmbeddedPostgres:
 
     def _run(self, program: str, *args: str) -> None:
         command = [str(_postgres_bin() / program), "-D", str(self.root), *args]
-        done = subprocess.run(command, cwd=self.root, user=self.user, capture_output=True, text=True)
+        # the user's own group and no other (not root's, which would deny what the world may do)
+        who = {"user": self.user, "group": pwd.getpwnam(self.user).pw_gid, "extra_groups": []} if self.user else {}
+        done = subprocess.run(command, cwd=self.root, capture_output=True, text=True, **who)
         if done.returncode:
             raise EngineError(f"{program} failed ({done.returncode}): {done.stderr.strip()}\n{_tail(self.log)}")
 

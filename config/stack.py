@@ -36,6 +36,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from config.celery import SETTINGS_MODULE_GIVEN
 from config.engines import EmbeddedPostgres, EmbeddedRedis
 from config.settings.env import env_path
 
@@ -191,6 +192,8 @@ def _postgres_answers(url: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if not SETTINGS_MODULE_GIVEN:  # only the default that importing config (the Celery app) set
+        os.environ.pop("DJANGO_SETTINGS_MODULE", None)
     parser = argparse.ArgumentParser(prog="python -m config.stack", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="the web server, workers and beat, with the demo data")

@@ -27,6 +27,7 @@ READY_TIMEOUT_S = 600  # a hang guard: on a busy machine the processes import th
 WORKER_READY = " ready."  # Celery's "name@host ready." line
 BEAT_READY = "beat: Starting..."
 CELERY = [sys.executable, "-m", "celery", "-A", "config"]
+SOLO = ["--pool=solo", "--concurrency=1"]
 
 
 @dataclass
@@ -106,7 +107,7 @@ class Command(BaseCommand):
 
 def _services(log_dir: Path, *, host: str, port: int, workers: int) -> list[Service]:
     def worker(name: str, queue: str) -> Service:
-        command = [*CELERY, "worker", "-Q", queue, "--pool=solo", "-n", f"{name}@%h", "--loglevel=INFO"]
+        command = [*CELERY, "worker", "-Q", queue, *SOLO, "-n", f"{name}@%h", "--loglevel=INFO"]
         return Service(f"worker {name}", command, log_dir / f"worker-{name}.log", _says(WORKER_READY))
 
     return [
