@@ -46,15 +46,31 @@ class EngineError(RuntimeError):
     """An embedded server did not start; the message ends with its log."""
 
 
-class EmbeddedPostgres:
-    """A PostgreSQL cluster in ``root``. ``durable=False`` (tests) turns fsync off."""
+class EmbeddedServer:
+    """A server whose data lives in ``root`` and whose output goes to ``log``. ``durable=False``
+    (tests) trades the data's safety on a crash for speed."""
 
-    name = "PostgreSQL"
+    name = ""
 
     def __init__(self, root: Path, *, log: Path, durable: bool = True):
         self.root = Path(root).resolve()
         self.log = Path(log)
         self.durable = durable
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+
+class EmbeddedPostgres(EmbeddedServer):
+    """A PostgreSQL cluster in ``root``; not durable: fsync off."""
+
+    name = "PostgreSQL"
+
+    def __init__(self, root: Path, *, log: Path, durable: bool = True):
+        super().__init__(root, log=log, durable=durable)
         self.user = POSTGRES_SYSTEM_USER if os.geteuid() == 0 else None
         self.socket_dir = _socket_file(self.root, f".s.PGSQL.{POSTGRES_PORT}").parent
 
@@ -101,15 +117,13 @@ class EmbeddedPostgres:
             raise EngineError(f"{program} failed ({done.returncode}): {done.stderr.strip()}\n{_tail(self.log)}")
 
 
-class EmbeddedRedis:
-    """A Redis server in ``root``. ``durable=False`` (tests) keeps nothing on disk."""
+class EmbeddedRedis(EmbeddedServer):
+    """A Redis server in ``root``; durable: an append-only file, not durable: nothing on disk."""
 
     name = "Redis"
 
     def __init__(self, root: Path, *, log: Path, durable: bool = True):
-        self.root = Path(root).resolve()
-        self.log = Path(log)
-        self.durable = durable
+        super().__init__(root, log=log, durable=durable)
         self.socket = _socket_file(self.root, "redis.sock")
         self.address = RedisSocket(self.socket)
         self._process: subprocess.Popen | None = None

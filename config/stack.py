@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from config.celery import SETTINGS_MODULE_GIVEN
-from config.engines import EmbeddedPostgres, EmbeddedRedis
+from config.engines import EmbeddedPostgres, EmbeddedRedis, EmbeddedServer
 from config.settings.env import env_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ def _broker_export(engine: EmbeddedRedis) -> None:
     os.environ.setdefault("REDIS_CACHE_URL", engine.address.url(CACHE_DB))
 
 
-def _stop(engine) -> None:
+def _stop(engine: EmbeddedServer) -> None:
     engine.stop()
     _say(f"{engine.name} (embedded) stopped")
 
@@ -189,6 +189,8 @@ def _postgres_answers(url: str) -> bool:
         return True
     except psycopg.OperationalError:
         return False
+    except psycopg.ProgrammingError as error:
+        raise SystemExit(f"not a PostgreSQL URL: {url!r} ({str(error).strip()})") from None
 
 
 def main(argv: list[str] | None = None) -> int:

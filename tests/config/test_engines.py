@@ -42,7 +42,7 @@ def postgres(tmp_path):
 
 
 @pytest.fixture
-def redis_server(tmp_path):
+def redis_engine(tmp_path):
     server = EmbeddedRedis(tmp_path / "redis", log=tmp_path / "redis.log")
     yield server
     server.stop()
@@ -129,39 +129,39 @@ def test_a_folder_too_deep_for_a_socket_gets_its_socket_in_a_short_folder(tmp_pa
     assert not server.socket_dir.exists()
 
 
-def test_redis_keeps_its_data_from_one_start_to_the_next(redis_server):
-    redis_server.start()
-    redis.Redis.from_url(redis_server.address.url(1)).set("kept", "yes")
-    redis_server.stop()
-    redis_server.start()
-    assert redis.Redis.from_url(redis_server.address.url(1)).get("kept") == b"yes"
+def test_redis_keeps_its_data_from_one_start_to_the_next(redis_engine):
+    redis_engine.start()
+    redis.Redis.from_url(redis_engine.address.url(1)).set("kept", "yes")
+    redis_engine.stop()
+    redis_engine.start()
+    assert redis.Redis.from_url(redis_engine.address.url(1)).get("kept") == b"yes"
 
 
-def test_redis_stop_leaves_no_process_of_its_folder(redis_server):
-    redis_server.start()
-    assert processes_in(redis_server.root)
-    redis_server.stop()
-    assert not processes_in(redis_server.root)
+def test_redis_stop_leaves_no_process_of_its_folder(redis_engine):
+    redis_engine.start()
+    assert processes_in(redis_engine.root)
+    redis_engine.stop()
+    assert not processes_in(redis_engine.root)
 
 
-def test_a_redis_left_running_by_a_killed_run_is_replaced_by_the_next_start(redis_server, tmp_path):
-    redis_server.start()
-    left = {process.pid for process in processes_in(redis_server.root)}
+def test_a_redis_left_running_by_a_killed_run_is_replaced_by_the_next_start(redis_engine, tmp_path):
+    redis_engine.start()
+    left = {process.pid for process in processes_in(redis_engine.root)}
     again = EmbeddedRedis(tmp_path / "redis", log=tmp_path / "redis.log")
     again.start()
     try:
-        assert left and not left & {process.pid for process in processes_in(redis_server.root)}
+        assert left and not left & {process.pid for process in processes_in(redis_engine.root)}
         assert again.address.answers()
     finally:
         again.stop()
 
 
-def test_a_killed_redis_starts_again_on_its_left_socket(redis_server):
-    redis_server.start()
-    redis.Redis.from_url(redis_server.address.url(0)).set("kept", "yes")
-    kill_all(redis_server.root)
-    assert redis_server.socket.exists()
-    redis_server.start()
+def test_a_killed_redis_starts_again_on_its_left_socket(redis_engine):
+    redis_engine.start()
+    redis.Redis.from_url(redis_engine.address.url(0)).set("kept", "yes")
+    kill_all(redis_engine.root)
+    assert redis_engine.socket.exists()
+    redis_engine.start()
     # the append-only file holds what was set before the kill (written before the reply; the kill of
     # the process alone needs no fsync)
-    assert redis.Redis.from_url(redis_server.address.url(0)).get("kept") == b"yes"
+    assert redis.Redis.from_url(redis_engine.address.url(0)).get("kept") == b"yes"
