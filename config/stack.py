@@ -168,7 +168,9 @@ def with_postgres(url: str, command: list[str]) -> int:
     engine = EmbeddedPostgres(folder / "data", log=folder / "postgres.log", durable=False)
     try:
         engine.start()
-        os.environ["DATABASE_URL"] = engine.url(urlsplit(url).path.lstrip("/") or "test")
+        database = urlsplit(url).path.lstrip("/") or "postgres"
+        engine.database_ensure(database)  # as on the server named: some tests connect to it
+        os.environ["DATABASE_URL"] = engine.url(database)
         _say(f"== test suite on PostgreSQL (embedded: nothing answers at {url}) ==")
         return children.run(command)
     finally:

@@ -31,13 +31,18 @@ HANG_GUARD_S = 900
 
 
 def database_url() -> str:
-    """The test database as a URL, so that a worker process writes where the test reads. A host that
-    is a socket's folder (the embedded PostgreSQL) is percent-encoded, as dj-database-url reads it."""
+    """The test database as a URL, so that a worker process writes where the test reads."""
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{s['NAME']}"
-    host = quote(s["HOST"] or "127.0.0.1", safe="")
-    return f"postgres://{s['USER'] or ''}@{host}:{s['PORT'] or 5432}/{s['NAME']}"
+    return postgres_url(s, s["NAME"])
+
+
+def postgres_url(settings_dict: dict, database: str) -> str:
+    """A URL of ``database`` on the server of a PostgreSQL connection's settings. A host that is a
+    socket's folder (the embedded PostgreSQL) is percent-encoded, as dj-database-url and libpq read it."""
+    host = quote(settings_dict["HOST"] or "127.0.0.1", safe="")
+    return f"postgres://{settings_dict['USER'] or ''}@{host}:{settings_dict['PORT'] or 5432}/{database}"
 
 
 @dataclass
