@@ -1,13 +1,16 @@
 """`make run`'s launcher and `make test`'s PostgreSQL pass (config.stack), for real."""
 
 import fcntl
+import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
+from config.engines import EmbeddedPostgres, EmbeddedRedis
 from config.stack import embedded_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,3 +58,36 @@ def test_a_second_launcher_on_a_data_folder_in_use_is_refused(tmp_path, monkeypa
         with pytest.raises(SystemExit, match="another `make run`"), embedded_stack(tmp_path, share=False):
             pass
     assert not (tmp_path / "postgres").exists()
+
+
+def test_manage_runs_a_command_on_the_stacks_servers_and_stops_them_after(tmp_path):
+    # given a data folder where no `make run` runs, and an environment that names no server
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_CACHE_URL")}
+    env |= {"WELLCHOSEN_DATA_DIR": str(tmp_path)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    probe = "from django.db import connection; from django.conf import settings; "
+    probe += "print('ON', connection.vendor, connection.settings_dict['HOST'], settings.CELERY_BROKER_URL)"
+    # when a management command runs through the launcher
+    done = subprocess.run(
+        [sys.executable, "-m", "config.stack", "manage", "shell", "-c", probe],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,  # a hang guard
+    )
+    # then it ran on the embedded PostgreSQL and Redis of that folder, which are stopped afterwards
+    assert done.returncode == 0, done.stderr
+    on = next(line for line in done.stdout.splitlines() if line.startswith("ON")).split()
+    postgres = EmbeddedPostgres(tmp_path / "postgres", log=tmp_path / "log" / "postgres.log")
+    redis = EmbeddedRedis(tmp_path / "redis", log=tmp_path / "log" / "redis.log")
+    assert on[1:] == ["postgresql", str(postgres.socket_dir), redis.address.broker_url(0)]
+    assert "PostgreSQL (embedded) stopped" in done.stdout
+    assert not [p for p in psutil.process_iter() if _works_in(p, tmp_path)]
+
+
+def _works_in(process: psutil.Process, folder: Path) -> bool:
+    try:
+        return Path(process.cwd()).is_relative_to(folder)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
