@@ -103,10 +103,11 @@ class EmbeddedPostgres(EmbeddedServer):
 
     def database_ensure(self, name: str) -> None:
         import psycopg
+        from psycopg import sql
 
         with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
             if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-                connection.execute(f'CREATE DATABASE "{name}"')
+                connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
     def _run(self, program: str, *args: str) -> None:
         command = [str(_postgres_bin() / program), "-D", str(self.root), *args]
