@@ -4,7 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# PostgreSQL pass of the test suite (skipped, with a message, when nothing answers there).
+# PostgreSQL pass of the test suite: this server when it answers, otherwise an embedded one
+# (config.stack with-postgres). The Redis tests likewise use TEST_REDIS_URL (redis://127.0.0.1:6379)
+# or an embedded Redis (tests/conftest.py).
 TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 # Test processes per pass (pytest-xdist; 0: in this process). The suite spends about half of its
 # time waiting on worker processes, browsers and the database, so two keep two cores busy.
@@ -20,21 +22,18 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("WellChosen needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@echo "installing into $(VENV) (the first run takes a few minutes; pip's output: $(VENV)/install.log)…"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@($(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -e '.[dev,ml]') > $(VENV)/install.log 2>&1 \
+	@($(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -e '.[dev,ml,embedded]') > $(VENV)/install.log 2>&1 \
 	  || (tail -n 40 $(VENV)/install.log; echo "installing failed: see $(VENV)/install.log"; exit 1)
 	@touch $(STAMP)
 
 install: $(STAMP)
 
-# Web server + Celery worker on SQLite and the filesystem broker, demo data loaded. The worker
-# runs beat inside it (-B), so published crowd batches are synced every
-# WELLCHOSEN_CROWD_SYNC_SECONDS (300) here too. Their output goes to var/log/; the address and the
-# demo logins are printed last, once both answer.
+# The production stack on this machine (config/stack.py): PostgreSQL and Redis embedded under var/
+# unless DATABASE_URL / CELERY_BROKER_URL name servers, then migrate, the demo data, and the web
+# server, Celery workers and beat (run_local). Their output goes to var/log/; the address and the
+# demo logins are printed last, once all answer. Ctrl-C stops everything, the servers last.
 run: install
-	@echo "preparing the database and the demo data (the first start builds the demo pools: a few minutes)…"
-	@$(PY) manage.py migrate --noinput -v 0
-	@$(PY) manage.py load_demo --no-accounts
-	@$(PY) manage.py run_local --host $(HOST) --port $(PORT)
+	@$(PY) -m config.stack run --host $(HOST) --port $(PORT)
 
 test: install lint test-sqlite test-postgres
 
@@ -48,12 +47,7 @@ test-sqlite: install
 	env -u DATABASE_URL $(PYTEST)
 
 test-postgres: install
-	@if $(PY) -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' '$(TEST_POSTGRES_URL)' 2>/dev/null; then \
-	  echo "== test suite on PostgreSQL ($(TEST_POSTGRES_URL)) =="; \
-	  DATABASE_URL='$(TEST_POSTGRES_URL)' $(PYTEST) -m "not heavy"; \
-	else \
-	  echo "== PostgreSQL not reachable at $(TEST_POSTGRES_URL): PostgreSQL pass skipped =="; \
-	fi
+	$(PY) -m config.stack with-postgres '$(TEST_POSTGRES_URL)' -- $(PYTEST) -m "not heavy"
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache

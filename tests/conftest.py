@@ -1,8 +1,10 @@
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from config.engines import EmbeddedRedis, RedisAddress, redis_address
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
 from tests.task_sends import task_sends_recorded
 from tests.tiny_models import (
@@ -50,6 +52,23 @@ def tiny_bart_dir(tiny_tokenizer_dir, tmp_path_factory) -> Path:
 def tiny_mlm_dir(tmp_path_factory) -> Path:
     """A 2-layer BERT masked LM (random weights, WordPiece tokenizer trained on the test texts)."""
     return build_tiny_mlm(tmp_path_factory.mktemp("tiny-mlm"))
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> Iterator[RedisAddress]:
+    """The Redis of the tests marked ``redis``: the one at TEST_REDIS_URL (redis://127.0.0.1:6379) when it
+    answers, otherwise an embedded one of this test process, on a unix socket, for the session."""
+    address = redis_address(os.environ.get("TEST_REDIS_URL") or "redis://127.0.0.1:6379")
+    if address.answers():
+        yield address
+        return
+    folder = tmp_path_factory.mktemp("redis")
+    server = EmbeddedRedis(folder / "data", log=folder / "redis.log", durable=False)
+    server.start()
+    try:
+        yield server.address
+    finally:
+        server.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -137,7 +137,7 @@ def test_the_default_command_serves_the_application(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # a hang guard: importing the application takes seconds
     )
     # then the application loads
     assert result.returncode == 0, result.stdout + result.stderr

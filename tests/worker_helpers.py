@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -24,6 +25,9 @@ from core.models import Job
 from core.tasks import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
+# How long a worker may take to start or to finish a job before the test fails: a guard against a
+# hang, never a speed limit (a busy machine is slow).
+HANG_GUARD_S = 900
 
 
 def database_url() -> str:
@@ -31,7 +35,14 @@ def database_url() -> str:
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER'] or ''}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    return postgres_url(s, s["NAME"])
+
+
+def postgres_url(settings_dict: dict, database: str) -> str:
+    """A URL of ``database`` on the server of a PostgreSQL connection's settings. A host that is a
+    socket's folder (the embedded PostgreSQL) is percent-encoded, as dj-database-url and libpq read it."""
+    host = quote(settings_dict["HOST"] or "127.0.0.1", safe="")
+    return f"postgres://{settings_dict['USER'] or ''}@{host}:{settings_dict['PORT'] or 5432}/{database}"
 
 
 @dataclass
@@ -136,7 +147,7 @@ def worker_start(
             command, cwd=ROOT, env=environment, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     worker = Worker(process, log)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_GUARD_S
     while "ready." not in worker.log_text():
         if process.poll() is not None or time.monotonic() > deadline:
             if process.poll() is None:
@@ -152,7 +163,7 @@ def send(job_id: int, *, broker: Broker, queue: str) -> None:
         run_job.apply_async(args=[job_id], connection=conn, queue=queue)
 
 
-def wait_finished(job_id: int, timeout: float = 60) -> Job:
+def wait_finished(job_id: int, timeout: float = HANG_GUARD_S) -> Job:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = Job.objects.get(pk=job_id)
@@ -185,7 +196,7 @@ class WorkerPair:
     broker: Broker
     queue: str
 
-    def run(self, job: Job, *, timeout: float = 240) -> Job:
+    def run(self, job: Job, *, timeout: float = HANG_GUARD_S) -> Job:
         """Send the job's message to the pair and return the job once it has finished."""
         send(job.pk, broker=self.broker, queue=self.queue)
         return wait_finished(job.pk, timeout=timeout)

@@ -7,7 +7,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 
-from .env import env_bool, env_int, env_list, env_str
+from .env import env_bool, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -18,7 +18,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 # Large artefacts (indexes, embeddings, uploads, the local broker's spool) live here,
 # never in the database.
-WELLCHOSEN_DATA_DIR = Path(env_str("WELLCHOSEN_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+WELLCHOSEN_DATA_DIR = env_path("WELLCHOSEN_DATA_DIR", BASE_DIR / "var")
 WELLCHOSEN_UPLOAD_DIR = WELLCHOSEN_DATA_DIR / "uploads"
 ELASTICSEARCH_URL = env_str("ELASTICSEARCH_URL", "")
 

@@ -1,6 +1,7 @@
 """Typed readers for settings that come from environment variables."""
 
 import os
+from pathlib import Path
 
 
 def env_str(name: str, default: str) -> str:
@@ -33,3 +34,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None or value.strip() == "":
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_path(name: str, default: Path) -> Path:
+    return Path(env_str(name, str(default))).resolve()

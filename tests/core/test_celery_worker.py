@@ -1,5 +1,5 @@
-"""A real Celery worker process consuming jobs: from the real Redis at 127.0.0.1:6379 (as deployed)
-and from kombu's filesystem broker (as `make run` uses it)."""
+"""A real Celery worker process consuming jobs: from a real Redis (as deployed and as `make run` embeds
+it) and from kombu's filesystem broker (CELERY_BROKER_URL=filesystem://, the settings' default)."""
 
 import time
 import uuid
@@ -11,7 +11,6 @@ from annotation.models import Question
 from config.celery import app as celery_app
 from core.models import Job, JobStatus
 from core.services.jobs import job_create
-from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 from tests.worker_helpers import filesystem_broker, redis_broker, send, wait_finished, worker_start
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -22,9 +21,7 @@ def worker(request, tmp_path):
     folder = tmp_path / "worker"
     folder.mkdir()
     if request.param == "redis":
-        if not redis_reachable():
-            pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
-        broker = redis_broker(f"redis://{REDIS_HOST}:{REDIS_PORT}/15")
+        broker = redis_broker(request.getfixturevalue("redis_server").broker_url(15))
     else:
         broker = filesystem_broker(folder)
     queue = f"test-{uuid.uuid4().hex[:8]}"

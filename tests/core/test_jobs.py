@@ -10,7 +10,6 @@ from annotation.models import Dataset
 from core.errors import UserError
 from core.models import Job, JobStatus, job_cache_key
 from core.services.jobs import JobProgress, job_cancel, job_claim, job_create
-from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 
 
 def test_a_successful_job_records_its_result_and_times(job, execute):
@@ -105,12 +104,10 @@ def test_a_running_job_whose_worker_died_is_taken_over(job, settings):
 def job_cache(request, settings):
     """The cache that carries heartbeats: in-process, and the real Redis as deployed (REDIS_CACHE_URL)."""
     if request.param == "redis":
-        if not redis_reachable():
-            pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
         settings.CACHES = {
             "default": {
                 "BACKEND": "django.core.cache.backends.redis.RedisCache",
-                "LOCATION": f"redis://{REDIS_HOST}:{REDIS_PORT}/14",
+                "LOCATION": request.getfixturevalue("redis_server").url(14),
             }
         }
     yield request.param

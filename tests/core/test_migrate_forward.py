@@ -108,12 +108,14 @@ def database_url(settings, tmp_path):
         return
     import psycopg
 
+    from tests.worker_helpers import postgres_url
+
     db = settings.DATABASES["default"]
-    admin = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    admin = postgres_url(db, db["NAME"])
     name = f"wellchosen_migrate_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    yield admin.rsplit("/", 1)[0] + "/" + name
+    yield postgres_url(db, name)
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -25,7 +25,7 @@ def test_setup_urls_and_admin_import_no_heavy_library():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # a hang guard: importing every app takes seconds
         env={"DJANGO_SETTINGS_MODULE": "config.settings.test", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr

@@ -95,7 +95,7 @@ def test_provider_settings_reach_the_command_from_the_real_command_line(tmp_path
     env |= {"DJANGO_SETTINGS_MODULE": "config.settings.local", "WELLCHOSEN_DATA_DIR": str(tmp_path)}
     args = ["crowd", "create", "--dataset", "d", "--provider", "link", "--name", "n", "--provider-settings", "[1]"]
     done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args], cwd=root, env=env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 1 and "--provider-settings must be a JSON object" in done.stderr, done.stderr
 

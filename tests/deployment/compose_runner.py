@@ -72,7 +72,7 @@ class Compose:
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=900,  # a hang guard
         )
 
     def __str__(self) -> str:

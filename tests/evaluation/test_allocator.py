@@ -52,7 +52,7 @@ def run(script: str, *args: str, **env) -> str:
         env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **env},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # a hang guard: the forward passes take seconds, longer on a busy machine
         check=True,
     )
     return result.stdout.strip().splitlines()[-1]

@@ -16,7 +16,7 @@ SECRET = "a-long-random-production-secret-for-this-test-only-0123456789"
 def python(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL"))}
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=clean | env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, env=clean | env, capture_output=True, text=True, timeout=900
     )
 
 

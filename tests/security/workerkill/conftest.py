@@ -1,13 +1,12 @@
 """The worker-kill suite (docs/security.md): for each long job kind, a worker killed mid-job with
 SIGKILL, the job taken over by a second worker, and a result exactly that of a run never killed.
-Redis (127.0.0.1:6379) is broker and cache, as deployed; without it the suite is skipped."""
+Redis (tests/conftest.py's redis_server) is broker and cache, as deployed."""
 
 import uuid
 
 import pytest
 
 from config.celery import app as celery_app
-from tests.reachable import REDIS_HOST, REDIS_PORT, redis_reachable
 from tests.security.workerkill.killing import STALE_AFTER, Cluster
 from tests.worker_helpers import redis_broker
 
@@ -15,17 +14,15 @@ BROKER_DB, CACHE_DB = 15, 13
 
 
 @pytest.fixture
-def cluster(settings, monkeypatch, tmp_path, data_dir):
+def cluster(settings, monkeypatch, tmp_path, data_dir, redis_server):
     """Redis as broker (queues under a prefix of this test's) and as the shared cache, the
     stale limit of STALE_AFTER seconds in every process; workers are started by the test."""
-    if not redis_reachable():
-        pytest.skip(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
     import redis
 
     monkeypatch.setitem(celery_app.conf, "task_always_eager", False)  # messages go to the workers
 
     tag = f"wellchosen-test-{uuid.uuid4().hex[:10]}"
-    cache_url = f"redis://{REDIS_HOST}:{REDIS_PORT}/{CACHE_DB}"
+    cache_url = redis_server.url(CACHE_DB)
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": cache_url, "KEY_PREFIX": tag}
     }
@@ -41,7 +38,7 @@ def cluster(settings, monkeypatch, tmp_path, data_dir):
         # of a few thousand questions is killed while its rows are being written
         "WELLCHOSEN_IMPORT_BATCH_SIZE": "1000",
     }
-    broker = redis_broker(f"redis://{REDIS_HOST}:{REDIS_PORT}/{BROKER_DB}", key_prefix=f"{tag}:")
+    broker = redis_broker(redis_server.broker_url(BROKER_DB), key_prefix=f"{tag}:")
     running = Cluster(broker=broker, data_dir=data_dir, logs=logs, env=env)
     try:
         yield running
@@ -49,7 +46,7 @@ def cluster(settings, monkeypatch, tmp_path, data_dir):
         for worker in running.workers:
             worker.stop()
         for db in (BROKER_DB, CACHE_DB):
-            client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=db)
+            client = redis.Redis.from_url(redis_server.url(db))
             keys = list(client.scan_iter(match=f"*{tag}*"))
             if keys:
                 client.delete(*keys)

@@ -15,7 +15,7 @@ from django.core.cache import cache
 
 from core.job_registry import job_kind_get
 from core.models import Job, JobStatus, job_cache_key
-from tests.worker_helpers import Broker, Worker, send, wait_finished, worker_start
+from tests.worker_helpers import HANG_GUARD_S, Broker, Worker, send, wait_finished, worker_start
 
 # Short enough for a test, long enough that a live worker (beating every second) never looks dead
 # on a busy two-core machine; beat sweeps as often.
@@ -88,7 +88,7 @@ def kill_mid_job_and_take_over(
     kill_at: float = 0.2,
     kill_when: Callable[[], bool] | None = None,
     after_kill: Callable[[], None] | None = None,
-    timeout: float = 90,
+    timeout: float = HANG_GUARD_S,
 ) -> Job:
     """Run ``job`` on a first worker, SIGKILL it once the job reported at least ``kill_at`` of its
     work done (and not all of it) and ``kill_when()`` holds (a moment inside the job's work), call

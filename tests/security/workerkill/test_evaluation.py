@@ -140,7 +140,7 @@ def test_a_generation_killed_mid_dataset_resumes_and_answers_every_context_once(
         assert kept["done"] >= Job.objects.get(pk=job.pk).done_count > 0
 
     # when its worker is killed part-way and a second worker takes the job over
-    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept, timeout=180)
+    job = kill_mid_job_and_take_over(job, cluster, after_kill=committed_batches_kept)
     # then the generation succeeded once, its plan kept, with one response per context
     assert_succeeded_once(job)
     shards = JobShard.objects.filter(job=job)

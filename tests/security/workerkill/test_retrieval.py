@@ -21,7 +21,7 @@ from retrieval.services.pools import PoolSettings, pools_build
 from retrieval.services.repository_import import repository_import
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
-from tests.worker_helpers import wait_finished
+from tests.worker_helpers import HANG_GUARD_S, wait_finished
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -108,7 +108,7 @@ def test_a_worker_killed_mid_shard_loses_that_shards_uncommitted_work_only(clust
     workers = [cluster.start_worker("one"), cluster.start_worker("two")]
     cluster.enqueue(job)
     # when the worker that does not hold the job is killed in the middle of a shard, with part of it committed
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + HANG_GUARD_S
     while True:
         holders = [w for w in workers if "core.tasks.run_job[" in w.log_text()]
         if holders:
@@ -131,7 +131,7 @@ def test_a_worker_killed_mid_shard_loses_that_shards_uncommitted_work_only(clust
         status=PoolStatus.DONE,
     ).count()
     # then the job's own worker took that shard over and finished the job, never taken over itself
-    job = wait_finished(job.pk, timeout=120)
+    job = wait_finished(job.pk)
     assert (job.status, job.attempts) == (JobStatus.SUCCEEDED, 1), job.error
     shard.refresh_from_db()
     assert (shard.status, shard.attempts) == (JobShardStatus.SUCCEEDED, 2)
@@ -215,9 +215,7 @@ def test_a_pool_job_killed_mid_encoding_goes_on_with_its_version_and_builds_the_
         at_kill["running"] = list(encoding.filter(status=JobShardStatus.RUNNING).values_list("number", flat=True))
 
     # when its worker is killed once an encoding shard is done and another runs, and a second worker takes it over
-    job = kill_mid_job_and_take_over(
-        job, cluster, kill_at=0, kill_when=mid_encoding, after_kill=shards_at_kill, timeout=180
-    )
+    job = kill_mid_job_and_take_over(job, cluster, kill_at=0, kill_when=mid_encoding, after_kill=shards_at_kill)
     # then the job succeeded once, its encoding shards done before the kill not encoded again
     assert_succeeded_once(job)
     shards = {s.number: s for s in encoding}
