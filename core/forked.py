@@ -4,9 +4,16 @@ For CPU-bound Python work beside a database that the parent alone may use (its t
 child gets a copy of the parent's memory (nothing to pickle on the way in), sends what it makes
 through a pipe, and its exception, pickled, is raised in the parent. A parent that stops reading
 (its own error) ends the child, and a child whose parent died stops at its next send.
+
+The child is forked with ``os.fork`` rather than ``multiprocessing.Process``: a Celery prefork
+worker's process is daemonic, and multiprocessing refuses to start children from a daemonic process
+("daemonic processes are not allowed to have children"), which would fail a large import on a
+worker started with ``--concurrency`` above 1 (docker-compose.yml's).
 """
 
 import multiprocessing
+import os
+import signal
 from collections.abc import Callable, Iterator
 
 _DONE, _ITEM, _ERROR = "done", "item", "error"
@@ -18,18 +25,27 @@ def fork_available() -> bool:
 
 def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterator[object]:
     """Run ``produce(send)`` in a forked child; yield each item it sends; raise what it raised."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_run, args=(produce, sender), name="forked-items", daemon=True)
-    child.start()
+    receiver, sender = multiprocessing.get_context("fork").Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the parent's code
+        code = 0
+        try:
+            receiver.close()
+            _run(produce, sender)
+        except BaseException:  # noqa: BLE001 - _run reports its own errors; anything else is an exit code
+            code = 1
+        finally:
+            os._exit(code)
     sender.close()
+    finished = False
     try:
         while True:
             try:
                 kind, value = receiver.recv()
             except EOFError:
-                child.join()
-                raise RuntimeError(f"the child process ended before its work (exit code {child.exitcode})") from None
+                code = _wait(pid)
+                finished = True
+                raise RuntimeError(f"the child process ended before its work (exit code {code})") from None
             if kind == _ITEM:
                 yield value
             elif kind == _ERROR:
@@ -38,9 +54,17 @@ def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterato
                 return
     finally:
         receiver.close()
-        if child.is_alive():
-            child.terminate()
-        child.join()
+        if not finished:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            _wait(pid)
+
+
+def _wait(pid: int) -> int:
+    """The child's exit code once it has ended (negative: the signal that ended it)."""
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def _run(produce: Callable[[Callable[[object], None]], None], sender) -> None:

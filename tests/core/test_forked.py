@@ -48,3 +48,16 @@ def test_a_parent_that_stops_reading_ends_the_child():
     items = forked_items(produce)
     next(items)
     items.close()  # the finally block terminates and joins the child: close returns
+
+
+def _items_in_a_pool_worker(_) -> list:
+    return [square for _, square in forked_items(produce_squares)]
+
+
+def test_a_celery_prefork_worker_process_forks_its_child_too():
+    # Celery's prefork pool (billiard) runs tasks in daemonic processes, from which
+    # multiprocessing.Process refuses to start a child
+    import billiard
+
+    with billiard.Pool(1) as pool:
+        assert pool.map(_items_in_a_pool_worker, [0]) == [[0, 1, 4, 9, 16]]
