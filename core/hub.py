@@ -168,6 +168,8 @@ def _snapshot(hub: HubName, *, setting: str, weights: bool) -> str:
         ) from None
     except HfHubHTTPError as exc:
         raise UserError(f"{where}: the hub at {constants.ENDPOINT} refused it ({_first_line(exc)})") from None
+    except OSError as exc:  # the cache cannot be written: a read-only or full disk, no permission
+        raise UserError(f"{where}: cannot write the Hugging Face cache {constants.HF_HUB_CACHE} ({exc})") from None
 
 
 def _first_line(error: BaseException) -> str:

@@ -12,6 +12,7 @@ import pytest
 from core.errors import UserError
 from core.hub import model_name_check, model_resolve
 from tests.conftest import PROJECT_ROOT
+from tests.hub_double import hub_configure
 
 PICKLED = {"pytorch_model.bin": b"pickle", "tf_model.h5": b"h5", "flax_model.msgpack": b"msgpack", "model.pt": b"pt"}
 
@@ -108,8 +109,6 @@ def test_offline_a_cached_copy_resolves_to_the_same_commit_without_the_network(h
 
 
 def test_an_unreachable_hub_without_a_cached_copy_says_so(monkeypatch, tmp_path):
-    from tests.hub_double import hub_configure
-
     hub_configure(monkeypatch, endpoint="http://127.0.0.1:9", home=tmp_path / "hf", offline=False)  # nothing listens
     with pytest.raises(UserError, match=r"^x tiny/gpt2: .* the hub at http://127\.0\.0\.1:9 cannot be reached"):
         model_resolve(name="tiny/gpt2", setting="x")
@@ -166,3 +165,11 @@ def test_the_hugging_face_variables_of_the_environment_apply(hub, tiny_gpt2_dir,
     model = json.loads(done.stdout.strip().splitlines()[-1])
     assert model["revision_sha"] == sha and Path(model["path"]).is_relative_to(tmp_path / "cache")
     assert hub.authorizations and set(hub.authorizations) == {"Bearer hf_test_token"}
+
+
+def test_a_cache_that_cannot_be_written_is_a_user_error(hub, tiny_gpt2_dir, tmp_path, monkeypatch):
+    hub.publish("tiny/gpt2", tiny_gpt2_dir)
+    (tmp_path / "a-file").write_text("not a folder")
+    hub_configure(monkeypatch, endpoint=hub.url, home=tmp_path / "a-file", offline=False)
+    with pytest.raises(UserError, match=r"^x tiny/gpt2: cannot write the Hugging Face cache .*a-file/hub"):
+        model_resolve(name="tiny/gpt2", setting="x")
