@@ -152,7 +152,8 @@ def test_the_hugging_face_variables_of_the_environment_apply(hub, tiny_gpt2_dir,
     # given a process started with the hub's variables (no test set-up in it)
     sha = hub.publish("tiny/gpt2", tiny_gpt2_dir)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    env |= {"HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(tmp_path / "cache"), "HF_TOKEN": "hf_test_token"}
+    env |= {"HF_HOME": str(tmp_path / "home"), "HF_HUB_CACHE": str(tmp_path / "cache")}
+    env |= {"HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_test_token"}
     code = (
         "import json; from core.hub import model_resolve; "
         "print(json.dumps(model_resolve(name='tiny/gpt2', setting='x').__dict__))"
