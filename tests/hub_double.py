@@ -47,10 +47,20 @@ class HubDouble:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def publish(self, repo_id: str, folder: Path, *, ref: str = "main", skip: tuple[str, ...] = ()) -> str:
-        """A commit of ``folder``'s files (but those named in ``skip``) on ``ref`` of ``repo_id``; its sha."""
-        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name not in skip}
-        return self.commit(repo_id, files, ref=ref)
+    def publish(
+        self,
+        repo_id: str,
+        folder: Path,
+        *,
+        ref: str = "main",
+        skip: tuple[str, ...] = (),
+        extra: dict[str, bytes] | None = None,
+    ) -> str:
+        """A commit on ``ref`` of ``repo_id`` of ``folder``'s files but those named in ``skip`` (a name
+        part: "token" skips the tokenizer files), and of the ``extra`` files (which replace any of the
+        same name); its sha."""
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not any(s in p.name for s in skip)}
+        return self.commit(repo_id, files | (extra or {}), ref=ref)
 
     def commit(self, repo_id: str, files: dict[str, bytes], *, ref: str = "main") -> str:
         repository = self.repositories.setdefault(repo_id, Repository())

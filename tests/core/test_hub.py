@@ -17,10 +17,6 @@ from tests.hub_double import hub_configure
 PICKLED = {"pytorch_model.bin": b"pickle", "tf_model.h5": b"h5", "flax_model.msgpack": b"msgpack", "model.pt": b"pt"}
 
 
-def files_of(folder: Path, **extra: bytes) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} | extra
-
-
 def test_a_hub_id_resolves_to_the_commit_of_its_default_branch(hub, tiny_gpt2_dir, tmp_path):
     sha = hub.publish("tiny/gpt2", tiny_gpt2_dir)
     model = model_resolve(name="tiny/gpt2", setting="--checkpoint")
@@ -36,7 +32,7 @@ def test_a_revision_after_the_at_sign_resolves_to_that_commit(hub, tiny_gpt2_dir
     # given a model whose main branch moved on after a tagged commit, and a pull request's ref
     old = hub.publish("tiny/gpt2", tiny_gpt2_dir, ref="v1")
     hub.repositories["tiny/gpt2"].refs["refs/pr/1"] = old
-    new = hub.commit("tiny/gpt2", files_of(tiny_gpt2_dir, **{"README.md": b"moved on"}))
+    new = hub.publish("tiny/gpt2", tiny_gpt2_dir, extra={"README.md": b"moved on"})
     revision = old if asked == "old-commit" else asked
     # when the name asks for the tag, the commit or the ref, then it resolves to the old commit
     assert model_resolve(name=f"tiny/gpt2@{revision}", setting="x").revision_sha == old != new
@@ -46,12 +42,12 @@ def test_a_revision_after_the_at_sign_resolves_to_that_commit(hub, tiny_gpt2_dir
 
 def test_a_recorded_commit_overrides_the_branch_a_name_asks_for(hub, tiny_gpt2_dir):
     old = hub.publish("tiny/gpt2", tiny_gpt2_dir)
-    hub.commit("tiny/gpt2", files_of(tiny_gpt2_dir, **{"README.md": b"moved on"}))
+    hub.publish("tiny/gpt2", tiny_gpt2_dir, extra={"README.md": b"moved on"})
     assert model_resolve(name="tiny/gpt2@main", setting="x", revision=old).revision_sha == old
 
 
 def test_only_configuration_tokenizer_and_safetensors_files_are_fetched(hub, tiny_gpt2_dir):
-    hub.commit("tiny/gpt2", files_of(tiny_gpt2_dir, **PICKLED, **{"onnx/model.onnx": b"onnx"}))
+    hub.publish("tiny/gpt2", tiny_gpt2_dir, extra={**PICKLED, "onnx/model.onnx": b"onnx"})
     folder = Path(model_resolve(name="tiny/gpt2", setting="x").path)
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in tiny_gpt2_dir.iterdir())
     fetched = {request.rsplit("/", 1)[-1] for request in hub.requests if request.startswith("GET /tiny/gpt2/resolve/")}
@@ -59,16 +55,13 @@ def test_only_configuration_tokenizer_and_safetensors_files_are_fetched(hub, tin
 
 
 def test_a_repository_without_safetensors_weights_is_refused(hub, tiny_gpt2_dir):
-    files = {
-        name: content for name, content in files_of(tiny_gpt2_dir, **PICKLED).items() if name != "model.safetensors"
-    }
-    sha = hub.commit("tiny/pickled", files)
+    sha = hub.publish("tiny/pickled", tiny_gpt2_dir, skip=("model.safetensors",), extra=PICKLED)
     with pytest.raises(UserError, match=f"^--checkpoint: the Hugging Face model tiny/pickled@{sha} has no safetensors"):
         model_resolve(name="tiny/pickled", setting="--checkpoint")
 
 
 def test_a_tokenizer_alone_needs_no_weights(hub, tiny_tokenizer_dir):
-    sha = hub.commit("tiny/tokenizer", files_of(tiny_tokenizer_dir, **{"config.json": b"{}"}))
+    sha = hub.publish("tiny/tokenizer", tiny_tokenizer_dir, extra={"config.json": b"{}"})
     assert model_resolve(name="tiny/tokenizer", setting="--tokenizer", weights=False).revision_sha == sha
 
 

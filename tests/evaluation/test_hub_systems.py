@@ -18,10 +18,6 @@ def fresh_scorers():
     scorer_cache_clear()
 
 
-def files_of(folder, **extra: bytes) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} | extra
-
-
 def register(name: str, checkpoint: str, *options: str) -> System:
     call_command("register_system", name, "--kind", "causal", "--checkpoint", checkpoint, *options)
     return System.objects.get(name=name)
@@ -45,7 +41,7 @@ def test_the_evaluation_loads_the_registered_commit_after_the_branch_moved_on(hu
     # given a system registered at the head of main, which then moved to a commit whose weights are no weights
     sha = hub.publish("tiny/gpt2", tiny_gpt2_dir)
     system = register("hubbed", "tiny/gpt2@main")
-    hub.commit("tiny/gpt2", files_of(tiny_gpt2_dir, **{"model.safetensors": b"not safetensors"}))
+    hub.publish("tiny/gpt2", tiny_gpt2_dir, extra={"model.safetensors": b"not safetensors"})
     # when it is evaluated, then the registered commit is scored
     evaluation = evaluate(system)
     assert evaluation.status == EvaluationStatus.SUCCEEDED and evaluation.system_revision == f"tiny/gpt2@{sha}"
@@ -78,18 +74,15 @@ def test_offline_without_a_cached_copy_the_command_names_the_model_and_how_to_fe
     [("tiny/pickled", "has no safetensors weights"), ("nobody/nothing", "no such Hugging Face model")],
 )
 def test_a_repository_with_pickled_weights_only_or_none_is_refused(db, hub, tiny_gpt2_dir, repository, message):
-    pickled = {
-        k: v for k, v in files_of(tiny_gpt2_dir, **{"pytorch_model.bin": b"x"}).items() if k != "model.safetensors"
-    }
-    hub.commit("tiny/pickled", pickled)
+    hub.publish("tiny/pickled", tiny_gpt2_dir, skip=("model.safetensors",), extra={"pytorch_model.bin": b"x"})
     with pytest.raises(CommandError, match=message):
         register("x", repository)
     assert not System.objects.exists()
 
 
 def test_a_tokenizer_by_hub_id_records_its_own_commit(db, hub, tiny_gpt2_dir, tiny_tokenizer_dir):
-    model = hub.commit("tiny/gpt2", {k: v for k, v in files_of(tiny_gpt2_dir).items() if "token" not in k})
-    tokenizer = hub.commit("tiny/tokenizer", files_of(tiny_tokenizer_dir, **{"config.json": b"{}"}))
+    model = hub.publish("tiny/gpt2", tiny_gpt2_dir, skip=("token",))
+    tokenizer = hub.publish("tiny/tokenizer", tiny_tokenizer_dir, extra={"config.json": b"{}"})
     system = register("split", "tiny/gpt2", "--tokenizer", "tiny/tokenizer")
     assert (system.checkpoint_revision, system.tokenizer_path, system.tokenizer_revision) == (
         model,
@@ -131,7 +124,7 @@ def test_saving_a_system_in_the_admin_keeps_the_commit_of_an_unchanged_hub_id(ad
     # given a system registered at the head of main, which then moved on
     sha = hub.publish("tiny/gpt2", tiny_gpt2_dir)
     system = system_register(name="hubbed", kind="causal", checkpoint="tiny/gpt2")
-    moved = hub.commit("tiny/gpt2", files_of(tiny_gpt2_dir, **{"README.md": b"moved on"}))
+    moved = hub.publish("tiny/gpt2", tiny_gpt2_dir, extra={"README.md": b"moved on"})
     url = reverse("admin:evaluation_system_change", args=[system.pk])
     # when its description is edited, then it keeps its commit
     form = {**ADMIN_FORM, "checkpoint": "tiny/gpt2", "description": "edited"}
