@@ -22,6 +22,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     # (templates, static, staticfiles) resolves to /app for manage.py, gunicorn and celery.
     PYTHONPATH=/app \
     WELLCHOSEN_DATA_DIR=/data \
+    # Models named by a Hugging Face id are cached on the data volume, shared by web and workers
+    # (the user's home, /app, is not writable).
+    HF_HOME=/data/huggingface \
     DJANGO_STATIC_ROOT=/app/staticfiles
 
 WORKDIR /app

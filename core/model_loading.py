@@ -1,9 +1,9 @@
-"""Where and in what precision a local Hugging Face model runs: shared by every app that loads one
-(evaluation's systems, the masked LM of negatives). Models come from local directories only."""
+"""Where and in what precision a Hugging Face model runs: shared by every app that loads one
+(evaluation's systems, the masked LM of negatives). The files are local by then: a folder, or the
+Hugging Face cache's copy of a hub model (core.hub), loaded with ``local_files_only``."""
 
 import os
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 

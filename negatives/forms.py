@@ -1,10 +1,9 @@
-from pathlib import Path
-
 from django import forms
 from django.conf import settings
 
 from annotation.models import Dataset
 from core.forms import service_check
+from core.hub import model_name_check
 from negatives.job_params import GenerateNegativesParams
 from negatives.manipulation import ManipulationSettings
 from negatives.services.generation import settings_check
@@ -15,8 +14,9 @@ default = GenerateNegativesParams.default
 class GenerateNegativesForm(forms.Form):
     mlm = forms.CharField(
         required=False,
-        label="Masked LM directory",
-        help_text="A local model folder; empty: the WELLCHOSEN_MLM_MODEL setting. Nothing is downloaded.",
+        label="Masked LM",
+        help_text="A local model folder or a Hugging Face model id (org/name, optionally @revision: fetched by the "
+        "job into the Hugging Face cache, safetensors weights only); empty: the WELLCHOSEN_MLM_MODEL setting.",
     )
     per_question = forms.IntegerField(
         min_value=1,
@@ -42,12 +42,11 @@ class GenerateNegativesForm(forms.Form):
     top_k = forms.IntegerField(min_value=1, max_value=1000, initial=default("top_k"))
 
     def clean_mlm(self):
-        path = self.cleaned_data["mlm"].strip()
-        where = path or settings.WELLCHOSEN_MLM_MODEL
-        if not where or not Path(where).is_dir():
-            named = path or "WELLCHOSEN_MLM_MODEL"
-            raise forms.ValidationError(f"{named}: no local directory {where!r} with a masked language model")
-        return path
+        name = self.cleaned_data["mlm"].strip()
+        # a hub id is resolved (perhaps downloaded) by the job, not in this request
+        setting = "masked LM" if name else "WELLCHOSEN_MLM_MODEL"
+        service_check(model_name_check, name=name or settings.WELLCHOSEN_MLM_MODEL, setting=setting)
+        return name
 
     def clean(self):
         data = super().clean()

@@ -16,7 +16,7 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
 
     dataset: str
-    mlm: str = ""  # local directory; empty: settings.WELLCHOSEN_MLM_MODEL
+    mlm: str = ""  # local directory or Hugging Face id (core.hub); empty: settings.WELLCHOSEN_MLM_MODEL
     per_question: int = 1
     threshold: float = 0.5  # Park et al.'s t
     seed: int = 0

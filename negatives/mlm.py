@@ -1,4 +1,5 @@
-"""A masked language model from a local directory, and batched log-probabilities at masked positions.
+"""A masked language model (a local directory or a Hugging Face model id, core.hub), and batched
+log-probabilities at masked positions.
 
 Every forward pass of the manipulation goes through :meth:`MaskedLM.log_probs`: many masked
 variants of many responses, sorted by length and packed up to a token budget, with the
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import UserError
+from core.hub import ResolvedModel, model_resolve
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 
@@ -24,12 +26,14 @@ class Sequence:
 
 
 class MaskedLM:
-    """A masked LM and its tokenizer, loaded once per job; nothing is ever downloaded."""
+    """A masked LM and its tokenizer, loaded once per job. ``name`` is what it is known by (its folder,
+    or its Hugging Face id), ``version`` the exact weights (a digest of the folder, or ``id@commit``)."""
 
-    def __init__(self, model, tokenizer, *, path: str, version: str, device: str) -> None:
+    def __init__(self, model, tokenizer, *, path: str, version: str, device: str, name: str = "") -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.path = path
+        self.name = name or path
         self.version = version
         self.device = device
         self.mask_id = tokenizer.mask_token_id
@@ -41,45 +45,51 @@ class MaskedLM:
         self._head = self._vocabulary_head(model)
 
     @classmethod
-    def load(cls, path: str | Path, *, setting: str, device: str | None = None, dtype: str = "auto") -> "MaskedLM":
-        """Load from ``path``; ``setting`` names where the path came from, for the error message."""
+    def load(cls, name: str | Path, *, setting: str, device: str | None = None, dtype: str = "auto") -> "MaskedLM":
+        """Load the masked LM ``name``, a folder or a Hugging Face id (fetched into the Hugging Face
+        cache unless it is there); ``setting`` names where the name came from, for the error messages."""
+        resolved = mlm_resolve(name=str(name), setting=setting)
+        return cls.from_resolved(resolved, setting=setting, device=device, dtype=dtype)
+
+    @classmethod
+    def from_resolved(
+        cls, resolved: ResolvedModel, *, setting: str, device: str | None = None, dtype: str = "auto"
+    ) -> "MaskedLM":
+        """Load the masked LM whose files ``resolved`` located (core.hub.model_resolve)."""
         from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
-        folder = Path(path) if str(path) else None
-        if folder is None or not folder.is_dir():
-            raise UserError(
-                f"{setting}: no local directory {str(path)!r} with a masked language model "
-                "(models are never downloaded; set WELLCHOSEN_MLM_MODEL or pass --mlm DIR)"
-            )
+        folder = Path(resolved.path)
+        where = resolved.version
         try:
             config = AutoConfig.from_pretrained(folder, local_files_only=True)
         except (OSError, ValueError) as error:
-            raise UserError(f"{setting}: {folder} holds no model configuration ({error})") from error
+            raise UserError(f"{setting}: {where} holds no model configuration ({error})") from error
         if type(config) not in AutoModelForMaskedLM._model_mapping:
             raise UserError(
-                f"{setting}: {folder} holds a {config.model_type} model, which is not a masked language model "
+                f"{setting}: {where} holds a {config.model_type} model, which is not a masked language model "
                 f"(architectures: {', '.join(config.architectures or ['none'])})"
             )
         architectures = config.architectures or []
         if architectures and not any(name.endswith(("ForMaskedLM", "ForPreTraining")) for name in architectures):
             raise UserError(
-                f"{setting}: {folder} holds a {architectures[0]} checkpoint, not a masked language model "
+                f"{setting}: {where} holds a {architectures[0]} checkpoint, not a masked language model "
                 "(its masked-LM head would be random)"
             )
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         except (OSError, ValueError) as error:
-            raise UserError(f"{setting}: {folder} holds no tokenizer ({error})") from error
+            raise UserError(f"{setting}: {where} holds no tokenizer ({error})") from error
         if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
-            raise UserError(f"{setting}: the tokenizer in {folder} has no mask token; a masked LM needs one")
+            raise UserError(f"{setting}: the tokenizer in {where} has no mask token; a masked LM needs one")
         if not tokenizer.is_fast:
-            raise UserError(f"{setting}: the tokenizer in {folder} is not a fast tokenizer (word boundaries need one)")
+            raise UserError(f"{setting}: the tokenizer in {where} is not a fast tokenizer (word boundaries need one)")
         device = resolve_device(device)
         model = AutoModelForMaskedLM.from_pretrained(
-            folder, local_files_only=True, **dtype_kwargs(resolve_dtype(dtype, device))
+            folder, **resolved.load_kwargs(), **dtype_kwargs(resolve_dtype(dtype, device))
         )
         model = model.to(device).eval()
-        return cls(model, tokenizer, path=str(folder), version=model_version(folder), device=device)
+        version = resolved.version if resolved.from_hub else model_version(folder)
+        return cls(model, tokenizer, path=str(folder), version=version, device=device, name=resolved.repo_id)
 
     @staticmethod
     def _vocabulary_head(model):
@@ -140,6 +150,13 @@ class MaskedLM:
                 results[index] = picked[offset : offset + n]
                 offset += n
         return results
+
+
+def mlm_resolve(*, name: str, setting: str) -> ResolvedModel:
+    """The folder of the masked LM ``name`` (core.hub.model_resolve), for ``setting``."""
+    if not name.strip():
+        raise UserError(f"{setting}: no masked LM given (set WELLCHOSEN_MLM_MODEL or pass --mlm)")
+    return model_resolve(name=name, setting=setting)
 
 
 def model_version(folder: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 
-from negatives.mlm import MaskedLM
+from negatives.mlm import MaskedLM, mlm_resolve
 
 logger = logging.getLogger(__name__)
 _cache: dict[tuple, MaskedLM] = {}
@@ -15,16 +15,18 @@ _lock = threading.Lock()
 
 
 def mlm_load(*, path: str = "", device: str | None = None) -> MaskedLM:
-    """The masked LM in ``path``, or in the WELLCHOSEN_MLM_MODEL setting when it is empty; cached
-    per process by folder, device and the folder's files (a checkpoint replaced in place reloads)."""
-    folder, setting = (path, "--mlm") if path else (django_settings.WELLCHOSEN_MLM_MODEL, "WELLCHOSEN_MLM_MODEL")
-    key = (str(folder), device, _files_signature(str(folder)))
+    """The masked LM ``path`` (a folder or a Hugging Face id), or the WELLCHOSEN_MLM_MODEL setting's
+    when it is empty; cached per process by the folder it resolved to, the device and the folder's
+    files (a checkpoint replaced in place reloads; a hub branch that moved on resolves to a new folder)."""
+    name, setting = (path, "--mlm") if path else (django_settings.WELLCHOSEN_MLM_MODEL, "WELLCHOSEN_MLM_MODEL")
+    resolved = mlm_resolve(name=name, setting=setting)
+    key = (resolved.path, device, _files_signature(resolved.path))
     with _lock:
         mlm = _cache.get(key)
         if mlm is None:
             for stale in [k for k in _cache if k[:2] == key[:2]]:
                 del _cache[stale]
-            mlm = MaskedLM.load(folder, setting=setting, device=device)
+            mlm = MaskedLM.from_resolved(resolved, setting=setting, device=device)
             _cache[key] = mlm
             logger.info("loaded masked LM %s", mlm.version)
         return mlm

@@ -1,13 +1,23 @@
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+# The tests never reach the Hugging Face hub and never read the cache of whoever runs them: set
+# before huggingface_hub is first imported (it reads them then). A test that needs a hub points
+# huggingface_hub at the local double (the ``hub`` fixture, tests/hub_double.py).
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HOME"] = str(Path(tempfile.gettempdir()) / "wellchosen-tests-hf")
+for _name in ("HF_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN", "TRANSFORMERS_CACHE"):
+    os.environ.pop(_name, None)
 
-from config.engines import EmbeddedRedis, RedisAddress, redis_address
-from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory
-from tests.task_sends import task_sends_recorded
-from tests.tiny_models import (
+import pytest  # noqa: E402
+
+from config.engines import EmbeddedRedis, RedisAddress, redis_address  # noqa: E402
+from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory  # noqa: E402
+from tests.hub_double import HubDouble, hub_configure  # noqa: E402
+from tests.task_sends import task_sends_recorded  # noqa: E402
+from tests.tiny_models import (  # noqa: E402
     build_tiny_bart,
     build_tiny_chat_gpt2,
     build_tiny_gpt2,
@@ -69,6 +79,25 @@ def redis_server(tmp_path_factory) -> Iterator[RedisAddress]:
         yield server.address
     finally:
         server.stop()
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """A Hugging Face hub double on 127.0.0.1 (empty: tests publish their models on it), with
+    huggingface_hub online, pointed at it and caching in ``tmp_path / "hf"``."""
+    with HubDouble().running() as double:
+        hub_configure(monkeypatch, endpoint=double.url, home=tmp_path / "hf", offline=False)
+        yield double
+
+
+@pytest.fixture
+def hub_offline(hub, tmp_path, monkeypatch):
+    """Turns the ``hub`` fixture's huggingface_hub offline (HF_HUB_OFFLINE=1), its cache kept."""
+
+    def offline() -> None:
+        hub_configure(monkeypatch, endpoint=hub.url, home=tmp_path / "hf", offline=True)
+
+    return offline
 
 
 @pytest.fixture(autouse=True)

@@ -63,6 +63,7 @@ class GenerationAdmin(ReadOnlyAdmin):
         "responses_count",
         "job_link",
         "system_version",
+        "system_revision",
         "error",
         "created_at",
         "finished_at",

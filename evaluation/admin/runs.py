@@ -12,7 +12,7 @@ class ScoringRunAdmin(ReadOnlyAdmin):
     """Subclasses set ``run_permission``: adding, running and cancelling runs need it."""
 
     run_permission: str
-    readonly_fields = ["status", "job_link", "system_version", "error", "finished_at", "report"]
+    readonly_fields = ["status", "job_link", "system_version", "system_revision", "error", "finished_at", "report"]
     exclude = ["summary", "job"]
     actions = ["run_evaluations", "cancel_evaluations"]
 

@@ -7,17 +7,52 @@ from django.urls import reverse
 from annotation.models import TestSet
 from core.admin.helpers import CheckedInputAdmin, render_form
 from core.errors import UserError
+from core.forms import service_check
 from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
+from evaluation.services.systems import system_sources_check
+
+
+class SystemAdminForm(forms.ModelForm):
+    """What the system runs is checked by the service that registers systems: the plugin imports, or
+    the checkpoint and tokenizer resolve (a Hugging Face id is fetched now and its commit recorded).
+    An unchanged hub id keeps the commit it was pinned to."""
+
+    class Meta:
+        model = System
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        changed, instance = set(self.changed_data), self.instance
+        sources = service_check(
+            system_sources_check,
+            kind=data["kind"],
+            checkpoint=data.get("checkpoint", ""),
+            tokenizer_path=data.get("tokenizer_path", ""),
+            plugin=data.get("plugin", ""),
+            dtype=data["dtype"],
+            compile_model=data.get("compile_model", False),
+            chat_template=data.get("chat_template", False),
+            checkpoint_revision="" if "checkpoint" in changed else instance.checkpoint_revision,
+            tokenizer_revision="" if "tokenizer_path" in changed else instance.tokenizer_revision,
+        )
+        data.update(checkpoint=sources.checkpoint, tokenizer_path=sources.tokenizer_path, plugin=sources.plugin)
+        instance.checkpoint_revision = sources.checkpoint_revision
+        instance.tokenizer_revision = sources.tokenizer_revision
+        return data
 
 
 @admin.register(System)
 class SystemAdmin(CheckedInputAdmin):
-    list_display = ["name", "kind", "checkpoint", "plugin", "dtype", "updated_at"]
+    form = SystemAdminForm
+    list_display = ["name", "kind", "checkpoint", "checkpoint_revision", "plugin", "dtype", "updated_at"]
     list_filter = ["kind"]
     search_fields = ["name", "checkpoint", "plugin"]
-    readonly_fields = ["created_at", "updated_at"]
+    readonly_fields = ["checkpoint_revision", "tokenizer_revision", "created_at", "updated_at"]
 
 
 class EvaluationStartForm(forms.Form):

@@ -18,7 +18,7 @@ A campaign (Sato et al. 2020, §4) puts side by side, for a set of systems:
 from django.db import models
 from django.db.models import Q
 
-from .systems import EvaluationStatus
+from .systems import SYSTEM_REVISION_HELP, EvaluationStatus
 
 
 class DecodingStrategy(models.TextChoices):
@@ -45,6 +45,7 @@ class Generation(models.Model):
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The system's updated_at when responses were first written: a changed system needs new responses.
     system_version = models.DateTimeField(null=True, blank=True)
+    system_revision = models.CharField(max_length=200, blank=True, help_text=SYSTEM_REVISION_HELP)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -4,7 +4,7 @@ minimally edited incorrect twin?"""
 from django.db import models
 from django.db.models import Q
 
-from .systems import EvaluationStatus, System
+from .systems import SYSTEM_REVISION_HELP, EvaluationStatus, System
 
 
 class PairEvaluation(models.Model):
@@ -17,6 +17,7 @@ class PairEvaluation(models.Model):
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The system's updated_at when results were first written: a changed system needs a new evaluation.
     system_version = models.DateTimeField(null=True, blank=True)
+    system_revision = models.CharField(max_length=200, blank=True, help_text=SYSTEM_REVISION_HELP)
     summary = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -3,6 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
+from core.hub import REVISION_SEPARATOR
+
 # The model-free baseline that ships as a plugin (evaluation/baselines.py), named where a system is made.
 TFIDF_BASELINE = "evaluation.baselines.TfidfBaseline"
 
@@ -23,6 +25,12 @@ class SystemDtype(models.TextChoices):
     FLOAT16 = "float16", "float16"
 
 
+SYSTEM_REVISION_HELP = (
+    "The exact weights when results were first written: the system's Hugging Face checkpoint and commit "
+    "(repo@sha); empty for a local directory or a plugin."
+)
+
+
 class ContextForm:
     """How a system's model reads a context (``System.context_form``), for whoever describes its task."""
 
@@ -33,7 +41,9 @@ class ContextForm:
 class System(models.Model):
     """A response-generation system, scored by how likely it finds each candidate given the context.
 
-    Weights are read from a local directory only (never downloaded). The context template turns
+    Weights come from a local directory or from a Hugging Face model id (core.hub): a hub model is
+    pinned to the commit its name resolved to when it was registered (``checkpoint_revision``), and
+    only its safetensors weights are loaded. The context template turns
     the context turns into the text the model is conditioned on: turns joined by
     ``turn_separator`` (``{eos}`` stands for the tokenizer's end-of-sequence token), optionally
     prefixed with speaker tags (``A: ``, ``B: ``), and followed by the separator (and the next
@@ -47,12 +57,25 @@ class System(models.Model):
     checkpoint = models.CharField(
         max_length=1000,
         blank=True,
-        help_text="Causal, seq2seq: the local model directory (config and weights; never downloaded). Plugin: what "
-        f"the plugin reads, if anything; the shipped TF-IDF baseline ({TFIDF_BASELINE}) fits its IDF on the "
-        "utterance file named here (one utterance per line), or on the scored batch when it is empty.",
+        help_text="Causal, seq2seq: a local model directory (config and weights), or a Hugging Face model id "
+        "(gpt2, org/name, org/name@revision) fetched into the Hugging Face cache (safetensors weights only) when "
+        "the system is saved. Plugin: what the plugin reads, if anything; the shipped TF-IDF baseline "
+        f"({TFIDF_BASELINE}) fits its IDF on the utterance file named here (one utterance per line), or on the "
+        "scored batch when it is empty.",
+    )
+    checkpoint_revision = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The commit a Hugging Face checkpoint resolved to when the system was saved: the weights every "
+        "evaluation loads. Empty for a local directory.",
     )
     tokenizer_path = models.CharField(
-        max_length=1000, blank=True, help_text="Local tokenizer directory (default: checkpoint)."
+        max_length=1000,
+        blank=True,
+        help_text="Tokenizer: a local directory or a Hugging Face model id (default: the checkpoint's).",
+    )
+    tokenizer_revision = models.CharField(
+        max_length=64, blank=True, help_text="The commit a Hugging Face tokenizer resolved to when saved."
     )
     plugin = models.CharField(
         max_length=300,
@@ -118,9 +141,25 @@ class System(models.Model):
         return self.tokenizer_path or self.checkpoint
 
     @property
+    def revision(self) -> str:
+        """The exact weights of a Hugging Face checkpoint, ``repo@commit`` (and the tokenizer's when it
+        comes from another hub model); empty for a local directory or a plugin."""
+        if not self.checkpoint_revision:
+            return ""
+        text = _pinned(self.checkpoint, self.checkpoint_revision)
+        if self.tokenizer_revision:
+            text += f" (tokenizer {_pinned(self.tokenizer_path, self.tokenizer_revision)})"
+        return text
+
+    @property
     def context_form(self) -> str:
         """``ContextForm.CHAT`` or ``ContextForm.PLAIN``: the text a model system is conditioned on."""
         return ContextForm.CHAT if self.chat_template else ContextForm.PLAIN
+
+
+def _pinned(name: str, commit: str) -> str:
+    """``repo@commit`` of a hub name that may ask for a branch or tag (``repo@main``)."""
+    return f"{name.partition(REVISION_SEPARATOR)[0]}{REVISION_SEPARATOR}{commit}"
 
 
 class EvaluationStatus(models.TextChoices):
@@ -140,6 +179,7 @@ class Evaluation(models.Model):
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The system's updated_at when results were first written: a changed system needs a new evaluation.
     system_version = models.DateTimeField(null=True, blank=True)
+    system_revision = models.CharField(max_length=200, blank=True, help_text=SYSTEM_REVISION_HELP)
     summary = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -3,6 +3,7 @@
 import logging
 import threading
 
+from core.hub import model_resolve
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
@@ -14,20 +15,32 @@ _cache: dict[tuple, object] = {}
 _lock = threading.Lock()
 
 
-def load_model(*, kind: str, checkpoint: str, tokenizer_path: str = "", dtype: str = "auto", device: str | None = None):
-    """(model, tokenizer) from local directories only; never a download."""
-    from pathlib import Path
-
+def load_model(
+    *,
+    kind: str,
+    checkpoint: str,
+    tokenizer_path: str = "",
+    checkpoint_revision: str = "",
+    tokenizer_revision: str = "",
+    dtype: str = "auto",
+    device: str | None = None,
+):
+    """(model, tokenizer) from local directories or Hugging Face ids (core.hub), a hub id at the
+    commit recorded for it; transformers itself never downloads."""
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    for folder in {checkpoint, tokenizer_path or checkpoint}:
-        if not Path(folder).is_dir():
-            raise FileNotFoundError(f"no local directory {folder}; models are never downloaded")
+    model_files = model_resolve(name=checkpoint, setting="checkpoint", revision=checkpoint_revision or None)
+    tokenizer_files = (
+        model_resolve(name=tokenizer_path, setting="tokenizer", revision=tokenizer_revision or None, weights=False)
+        if tokenizer_path
+        else model_files
+    )
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
-    model = auto.from_pretrained(checkpoint, local_files_only=True, **dtype_kwargs(torch_dtype)).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_path or checkpoint, local_files_only=True)
+    model = auto.from_pretrained(model_files.path, **model_files.load_kwargs(), **dtype_kwargs(torch_dtype))
+    model = model.to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_files.path, local_files_only=True)
     return model, tokenizer
 
 
@@ -67,6 +80,8 @@ def _build(system, *, device: str | None):
         kind=system.kind,
         checkpoint=system.checkpoint,
         tokenizer_path=system.tokenizer_path,
+        checkpoint_revision=system.checkpoint_revision,
+        tokenizer_revision=system.tokenizer_revision,
         dtype=system.dtype,
         device=device,
     )

@@ -81,7 +81,7 @@ def evaluation_run(
     if evaluation is None:
         raise UserError(f"no evaluation #{evaluation_id}")
     system = evaluation.system
-    with run_tracked(Evaluation, evaluation.pk, system_version=system.updated_at):
+    with run_tracked(Evaluation, evaluation.pk, system=system):
         if job is not None and progress is not None:
             size = evaluation_shard_size(batch_questions=batch_questions)
             job_shards_run(

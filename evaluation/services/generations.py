@@ -130,7 +130,7 @@ def generation_run(
     generation = _generation_get(generation_id)
     system = generation.system
     check_can_generate(system)
-    with run_tracked(Generation, generation.pk, system_version=system.updated_at):
+    with run_tracked(Generation, generation.pk, system=system):
         if job is not None and progress is not None:
             size = evaluation_shard_size(batch_questions=batch_size)
             job_shards_run(

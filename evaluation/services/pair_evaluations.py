@@ -94,7 +94,7 @@ def pair_evaluation_run(
     the job's queue may run (pair_evaluation_shard_score); without, here in one piece. Either way
     the summary is computed from the stored results, in pair order."""
     evaluation = _evaluation_get(evaluation_id)
-    with run_tracked(PairEvaluation, evaluation.pk, system_version=evaluation.system.updated_at):
+    with run_tracked(PairEvaluation, evaluation.pk, system=evaluation.system):
         if job is not None and progress is not None:
             size = evaluation_shard_size(batch_questions=batch_pairs)
             job_shards_run(

@@ -7,15 +7,19 @@ from core.errors import JobCancelled
 from core.job_registry import JobParams
 from core.models import Job
 from core.services.jobs import job_create
-from evaluation.models import EvaluationStatus
+from evaluation.models import EvaluationStatus, System
 
 
 @contextmanager
-def run_tracked(model, pk: int, *, system_version) -> Iterator[None]:
-    """Mark the row running; cancelled when the job is cancelled, failed (with the error) on any
-    other exception, which is raised again. The caller marks success with what it produced."""
+def run_tracked(model, pk: int, *, system: System) -> Iterator[None]:
+    """Mark the row running, with the version of the system it runs (its updated_at, and the commit of
+    its Hugging Face checkpoint: the exact weights); cancelled when the job is cancelled, failed (with
+    the error) on any other exception, which is raised again. The caller marks success with what it
+    produced."""
     rows = model.objects.filter(pk=pk)
-    rows.update(status=EvaluationStatus.RUNNING, error="", system_version=system_version)
+    rows.update(
+        status=EvaluationStatus.RUNNING, error="", system_version=system.updated_at, system_revision=system.revision
+    )
     try:
         yield
     except JobCancelled:

@@ -1,4 +1,4 @@
-"""Fine-tune a local masked LM on dialogue text with the MLM objective.
+"""Fine-tune a masked LM (a local folder or a Hugging Face id) on dialogue text with the MLM objective.
 
 Park et al. (NAACL 2021) fine-tuned bert-base-uncased on the DailyDialog training dialogues for
 one epoch before manipulating responses: the scores and replacements then follow how people
@@ -59,8 +59,6 @@ def mlm_finetune(
     out = Path(out)
     if out.exists():
         raise UserError(f"output folder {out} already exists; name a new one (a fine-tuned model is never overwritten)")
-    if not str(base).strip():
-        raise UserError(f"{base_setting}: no masked LM given (set WELLCHOSEN_MLM_MODEL or pass --mlm DIR)")
 
     from transformers import set_seed
 
@@ -112,7 +110,7 @@ def mlm_finetune(
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    report.update(base=mlm.path, out=str(out), version=model_version(out), seconds=round(time.monotonic() - started, 1))
+    report.update(base=mlm.name, out=str(out), version=model_version(out), seconds=round(time.monotonic() - started, 1))
     logger.info(
         "fine-tuned %s into %s: %s steps, train loss %.4f", mlm.version, out, report["steps"], report["train_loss"]
     )

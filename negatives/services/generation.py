@@ -89,7 +89,7 @@ def negatives_run_load(
     """The run's manipulator and setup, its masked LM loaded once per worker process."""
     mlm = mlm_load(path=mlm_path, device=device)
     run = GenerationRun(
-        model=mlm.path,
+        model=mlm.name,
         model_version=mlm.version,
         setup=generation_setup(model_version=mlm.version, settings=settings),
         settings=settings,

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a missing local file must fail, not download
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 BACKENDS = ("auto", "torch", "onnx-int8")

@@ -2,6 +2,24 @@
 
 import pytest
 
+
+@pytest.fixture
+def testset(db, scored_question):
+    """Test set r1 of dataset eval: four questions of 1 ground truth + 3 false candidates; in two of
+    them one false candidate is dense."""
+    from annotation.models import Candidate
+    from annotation.services.testset_build import testset_build
+    from tests.factories import DatasetFactory
+
+    dataset = DatasetFactory(name="eval")
+    for n in range(4):
+        question = scored_question(dataset=dataset, gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1]] * 3)
+        if n < 2:
+            false = question.candidates.filter(is_ground_truth=False).first()
+            Candidate.objects.filter(pk=false.pk).update(source="dense", text=f"dense {false.text}")
+    return testset_build(dataset_name="eval", name="r1", seed=0)
+
+
 # the generation tests (test_generation*.py; plugins and helpers in generation_support.py)
 
 

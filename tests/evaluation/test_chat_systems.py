@@ -76,11 +76,11 @@ def test_the_admin_form_offers_the_chat_template(admin_client):
     assert 'name="chat_template"' in page and "Render the context with the tokenizer" in page
 
 
-def test_the_admin_refuses_a_chat_template_for_an_encoder_decoder(admin_client):
+def test_the_admin_refuses_a_chat_template_for_an_encoder_decoder(admin_client, tiny_bart_dir):
     form = {
         "name": "bart",
         "kind": "seq2seq",
-        "checkpoint": "/models/bart",
+        "checkpoint": str(tiny_bart_dir),
         "dtype": "auto",
         "max_context_tokens": 512,
         "max_candidate_tokens": 128,
@@ -88,9 +88,7 @@ def test_the_admin_refuses_a_chat_template_for_an_encoder_decoder(admin_client):
         "chat_template": "on",
     }
     response = admin_client.post(reverse("admin:evaluation_system_add"), form)
-    assert (
-        response.status_code == 200 and "A chat template applies to causal systems only." in response.content.decode()
-    )
+    assert response.status_code == 200 and "chat template applies to causal systems" in response.content.decode()
     assert not System.objects.exists()
     # the same system without it is saved
     del form["chat_template"]

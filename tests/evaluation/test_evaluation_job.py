@@ -5,8 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Candidate, Score, TestSetQuestion
-from annotation.services.testset_build import testset_build
+from annotation.models import Score, TestSetQuestion
 from core.models import Job, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
@@ -14,22 +13,6 @@ from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.systems import system_register
 from tests.evaluation.plugins import ScriptedPlugin
-from tests.factories import DatasetFactory
-
-GOOD_GT = [5, 5, 4, 5, 5]
-WRONG = [1, 1, 2, 1, 1]
-
-
-@pytest.fixture
-def testset(db, scored_question):
-    """Four questions of 1 ground truth + 3 false candidates; in two of them one false candidate is dense."""
-    dataset = DatasetFactory(name="eval")
-    for n in range(4):
-        question = scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
-        if n < 2:
-            false = question.candidates.filter(is_ground_truth=False).first()
-            Candidate.objects.filter(pk=false.pk).update(source="dense", text=f"dense {false.text}")
-    return testset_build(dataset_name="eval", name="r1", seed=0)
 
 
 @pytest.fixture

@@ -37,8 +37,8 @@ def test_register_system_stores_the_template_and_resolved_paths(db, tiny_gpt2_di
 
 
 def test_register_system_refuses_a_path_that_is_not_a_local_model(db, tmp_path):
-    with pytest.raises(CommandError, match="is not a local directory"):
-        call_command("register_system", "x", "--kind", "causal", "--checkpoint", "gpt2")
+    with pytest.raises(CommandError, match="is no local directory and no Hugging Face model id"):
+        call_command("register_system", "x", "--kind", "causal", "--checkpoint", str(tmp_path / "nowhere"))
     with pytest.raises(CommandError, match="has no config.json"):
         call_command("register_system", "x", "--kind", "seq2seq", "--checkpoint", str(tmp_path))
     assert not System.objects.exists()

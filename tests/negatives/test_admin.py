@@ -59,6 +59,7 @@ def test_the_dataset_list_links_to_the_page(admin_client, dataset):
     ("values", "message"),
     [
         ({"mlm": "/no/such/folder"}, "no local directory"),
+        ({"mlm": "org/bert@"}, "names no revision after"),
         ({"max_mask_share": 0}, "Ensure this value is greater than or equal to 0.01"),
         ({"threshold": "high"}, "Enter a number"),
     ],
@@ -74,7 +75,7 @@ def test_without_a_folder_or_setting_the_form_names_the_setting(admin_client, da
     settings.WELLCHOSEN_MLM_MODEL = ""
     url = reverse("admin:annotation_dataset_negatives", args=[dataset.pk])
     response = admin_client.post(url, form(tiny_mlm_dir, mlm=""))
-    assert "WELLCHOSEN_MLM_MODEL: no local directory" in response.content.decode()
+    assert "WELLCHOSEN_MLM_MODEL: no model given" in response.content.decode()
 
 
 def test_the_pool_shows_how_each_negative_was_made(admin_client, dataset, tiny_mlm_dir):

@@ -266,7 +266,7 @@ def mlm_without_mask_token(tmp_path_factory) -> Path:
         ([], "one of the arguments --dataset --repository is required"),
         (["--dataset", "dd-small", "--mlm", "{gpt2}"], "--mlm: {gpt2} holds a gpt2 model, which is not a masked"),
         (["--dataset", "dd-small", "--mlm", "{no_mask}"], "--mlm: the tokenizer in {no_mask} has no mask token"),
-        (["--dataset", "dd-small", "--mlm", "{tmp}/nowhere"], "--mlm: no local directory"),
+        (["--dataset", "dd-small", "--mlm", "{tmp}/nowhere"], "--mlm: '{tmp}/nowhere' is no local directory"),
         (["--dataset", "dd-small", "--epochs", "0"], "epochs must be above 0"),
     ],
     ids=["no-dataset", "no-repository", "both", "neither", "gpt2", "no-mask-token", "no-folder", "zero-epochs"],
@@ -291,6 +291,19 @@ def test_the_service_wants_exactly_one_source(names, small_dataset, dialogue_tin
     with pytest.raises(UserError, match="name exactly one"):
         mlm_finetune(out=tmp_path / "model", base=dialogue_tiny_mlm_dir, **names)
     assert list(tmp_path.iterdir()) == [tmp_path / "dd-small.txt"]
+
+
+@pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine
+def test_the_base_may_be_a_hugging_face_id(hub, small_dataset, dialogue_tiny_mlm_dir, tmp_path):
+    sha = hub.publish("tiny/dialogue-bert", dialogue_tiny_mlm_dir)
+    stdout = StringIO()
+    out = tmp_path / "model"
+    call_command(
+        "finetune_mlm", "--dataset", small_dataset, "--mlm", "tiny/dialogue-bert", "--out", str(out), stdout=stdout
+    )
+    report = json.loads(stdout.getvalue())
+    assert (report["base"], report["base_version"]) == ("tiny/dialogue-bert", f"tiny/dialogue-bert@{sha}")
+    assert (out / "model.safetensors").is_file()
 
 
 @pytest.mark.heavy  # trains a model: the outcome does not depend on the database engine

@@ -170,7 +170,7 @@ def test_a_tokenizer_without_a_mask_token_is_an_error(dataset, tiny_mlm_dir, tmp
 
 def test_without_a_model_the_setting_is_named(dataset, settings):
     settings.WELLCHOSEN_MLM_MODEL = ""
-    with pytest.raises(UserError, match="^WELLCHOSEN_MLM_MODEL: no local directory"):
+    with pytest.raises(UserError, match="^WELLCHOSEN_MLM_MODEL: no masked LM given"):
         negatives_generate(dataset_name=dataset.name)
 
 

@@ -7,7 +7,10 @@ from evaluation.services.systems import system_register
 
 
 class Command(BaseCommand):
-    help = "Register (or update) a system to evaluate: a local checkpoint directory or a plugin class."
+    help = (
+        "Register (or update) a system to evaluate: a checkpoint (a local directory or a Hugging Face model id, "
+        "fetched now and pinned to its commit) or a plugin class."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="system name (a slug)")
@@ -15,10 +18,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--checkpoint",
             default="",
-            help="causal, seq2seq: the local model directory (never downloaded); the TF-IDF plugin: an utterance "
-            "file (one per line) to fit its IDF on",
+            help="causal, seq2seq: a local model directory, or a Hugging Face model id (gpt2, org/name, "
+            "org/name@revision; safetensors weights only); the TF-IDF plugin: an utterance file (one per line) to "
+            "fit its IDF on",
         )
-        parser.add_argument("--tokenizer", default="", help="local tokenizer directory (default: the checkpoint)")
+        parser.add_argument(
+            "--tokenizer", default="", help="a local tokenizer directory or Hugging Face id (default: the checkpoint's)"
+        )
         parser.add_argument(
             "--plugin",
             default="",

@@ -10,7 +10,7 @@ from negatives.services.finetuning import mlm_finetune
 
 class Command(BaseCommand):
     help = (
-        "Fine-tune a local masked LM on dialogue text with the masked-LM objective (Park et al. fine-tuned "
+        "Fine-tune a masked LM on dialogue text with the masked-LM objective (Park et al. fine-tuned "
         "bert-base-uncased on DailyDialog train for one epoch) and save it, with its tokenizer, in a new folder."
     )
 
@@ -26,8 +26,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--mlm",
             default="",
-            metavar="DIR",
-            help="local masked-LM directory to start from (default: WELLCHOSEN_MLM_MODEL)",
+            metavar="NAME",
+            help="masked LM to start from: a local directory or a Hugging Face model id, optionally @revision "
+            "(default: WELLCHOSEN_MLM_MODEL)",
         )
         parser.add_argument("--epochs", type=float, default=1.0, help="passes over the texts (default 1)")
         parser.add_argument("--batch-size", type=int, default=32, help="texts per step (default 32)")

@@ -14,7 +14,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         default = GenerateNegativesParams.default
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--mlm", default="", help="local masked-LM directory (default: WELLCHOSEN_MLM_MODEL)")
+        parser.add_argument(
+            "--mlm",
+            default="",
+            metavar="NAME",
+            help="masked LM: a local directory or a Hugging Face model id, optionally @revision "
+            "(default: WELLCHOSEN_MLM_MODEL)",
+        )
         parser.add_argument(
             "--per-question",
             type=int,
