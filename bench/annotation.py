@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
-from benchlib import drop_database, free_port, fresh_database, unit_form  # noqa: E402
+from benchlib import drop_database, free_port, fresh_database, unit_answers, unit_form  # noqa: E402
 
 
 def cpu_seconds(server_pid: int, postgres_url: str) -> dict[str, float]:
@@ -179,10 +179,7 @@ async def annotator(http, think: float, stats: dict, stop_at: int, seed: int) ->
             return
         keys, token, action = unit_form(text)
         await asyncio.sleep(rng.uniform(0, 2 * think))  # reading and scoring
-        data = {f"score-{k}": str(rng.randint(0, 5)) for k in keys} | {
-            "csrfmiddlewaretoken": token,
-            "duration_ms": "9000",
-        }
+        data = unit_answers(keys, token, rng)
         start = time.perf_counter()
         async with http.post(action, data=data, allow_redirects=False) as answer:
             status = answer.status

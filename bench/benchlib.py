@@ -32,3 +32,11 @@ def unit_form(page: str) -> tuple[list[str], str, str]:
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
     action = re.search(r'action="([^"]+)"[^>]*id="unit-form"', page).group(1)
     return keys, token, action
+
+
+def unit_answers(keys: list[str], token: str, rng) -> dict[str, str]:
+    """A simulated person's submission of a unit form: a random score for every response."""
+    return {f"score-{key}": str(rng.randint(0, 5)) for key in keys} | {
+        "csrfmiddlewaretoken": token,
+        "duration_ms": "9000",
+    }

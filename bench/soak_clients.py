@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import aiohttp
-from benchlib import unit_form
+from benchlib import unit_answers, unit_form
 
 JOB_POLL_S = 2.0  # the job page polls status.json about this often
 BROWSE_EVERY_S = 5.0
@@ -204,10 +204,7 @@ async def annotator(browser: Browser, *, think: float, until: float, seed: int) 
             continue
         keys, token, action = unit_form(page)
         await asyncio.sleep(rng.uniform(0, 2 * think))  # reading and scoring
-        data = {f"score-{key}": str(rng.randint(0, 5)) for key in keys} | {
-            "csrfmiddlewaretoken": token,
-            "duration_ms": "9000",
-        }
+        data = unit_answers(keys, token, rng)
         status, _, _ = await browser.request("submit (POST unit)", "POST", action, data=data)
         if status == 302:
             record.acknowledged[int(re.search(r"/u/(\d+)/", action).group(1))] = len(keys)
