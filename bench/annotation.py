@@ -15,10 +15,8 @@ import argparse
 import asyncio
 import os
 import random
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,13 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
-from benchlib import drop_database, fresh_database  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from benchlib import drop_database, free_port, fresh_database, unit_answers, unit_form  # noqa: E402
 
 
 def cpu_seconds(server_pid: int, postgres_url: str) -> dict[str, float]:
@@ -185,14 +177,9 @@ async def annotator(http, think: float, stats: dict, stop_at: int, seed: int) ->
         if status != 200:
             stats["errors"].append(f"next {status}")
             return
-        keys = re.findall(r'name="score-([0-9a-f]+)" value="0"', text)
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', text).group(1)
-        action = re.search(r'action="([^"]+)"[^>]*id="unit-form"', text).group(1)  # the unit's own URL
+        keys, token, action = unit_form(text)
         await asyncio.sleep(rng.uniform(0, 2 * think))  # reading and scoring
-        data = {f"score-{k}": str(rng.randint(0, 5)) for k in keys} | {
-            "csrfmiddlewaretoken": token,
-            "duration_ms": "9000",
-        }
+        data = unit_answers(keys, token, rng)
         start = time.perf_counter()
         async with http.post(action, data=data, allow_redirects=False) as answer:
             status = answer.status
