@@ -162,6 +162,7 @@ class LoadDemoParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "load the demo data"
 
     with_pools: bool = True  # False: no retrieval (no embedding model needed)
+    with_models: bool = True  # False: the demo's toy models are not trained
 
     def summary(self, result: dict[str, Any]) -> str:
         loaded = result["loaded"]

@@ -1,10 +1,10 @@
 from pathlib import Path
 
 from django import forms
-from django.conf import settings
 
 from annotation.models import Dataset
 from core.forms import service_check
+from negatives.demo_mlm import mlm_default
 from negatives.job_params import GenerateNegativesParams
 from negatives.manipulation import ManipulationSettings
 from negatives.services.generation import settings_check
@@ -16,7 +16,8 @@ class GenerateNegativesForm(forms.Form):
     mlm = forms.CharField(
         required=False,
         label="Masked LM directory",
-        help_text="A local model folder; empty: the WELLCHOSEN_MLM_MODEL setting. Nothing is downloaded.",
+        help_text="A local model folder; empty: the WELLCHOSEN_MLM_MODEL setting, or while it is unset the demo's "
+        "toy masked LM (trained by load_demo). Nothing is downloaded.",
     )
     per_question = forms.IntegerField(
         min_value=1,
@@ -43,9 +44,8 @@ class GenerateNegativesForm(forms.Form):
 
     def clean_mlm(self):
         path = self.cleaned_data["mlm"].strip()
-        where = path or settings.WELLCHOSEN_MLM_MODEL
+        where, named = (path, path) if path else mlm_default()
         if not where or not Path(where).is_dir():
-            named = path or "WELLCHOSEN_MLM_MODEL"
             raise forms.ValidationError(f"{named}: no local directory {where!r} with a masked language model")
         return path
 

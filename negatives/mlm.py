@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.errors import UserError
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
+from core.toy_models import folder_is_toy
 
 
 @dataclass
@@ -26,12 +27,13 @@ class Sequence:
 class MaskedLM:
     """A masked LM and its tokenizer, loaded once per job; nothing is ever downloaded."""
 
-    def __init__(self, model, tokenizer, *, path: str, version: str, device: str) -> None:
+    def __init__(self, model, tokenizer, *, path: str, version: str, device: str, toy: bool = False) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.path = path
         self.version = version
         self.device = device
+        self.toy = toy  # a toy model (core.toy_models): what it generates is labelled as such
         self.mask_id = tokenizer.mask_token_id
         self.max_length = min(
             int(getattr(model.config, "max_position_embeddings", 512) or 512),
@@ -79,7 +81,9 @@ class MaskedLM:
             folder, local_files_only=True, **dtype_kwargs(resolve_dtype(dtype, device))
         )
         model = model.to(device).eval()
-        return cls(model, tokenizer, path=str(folder), version=model_version(folder), device=device)
+        return cls(
+            model, tokenizer, path=str(folder), version=model_version(folder), device=device, toy=folder_is_toy(folder)
+        )
 
     @staticmethod
     def _vocabulary_head(model):

@@ -5,8 +5,7 @@ import logging
 import threading
 from pathlib import Path
 
-from django.conf import settings as django_settings
-
+from negatives.demo_mlm import mlm_default
 from negatives.mlm import MaskedLM
 
 logger = logging.getLogger(__name__)
@@ -15,9 +14,10 @@ _lock = threading.Lock()
 
 
 def mlm_load(*, path: str = "", device: str | None = None) -> MaskedLM:
-    """The masked LM in ``path``, or in the WELLCHOSEN_MLM_MODEL setting when it is empty; cached
-    per process by folder, device and the folder's files (a checkpoint replaced in place reloads)."""
-    folder, setting = (path, "--mlm") if path else (django_settings.WELLCHOSEN_MLM_MODEL, "WELLCHOSEN_MLM_MODEL")
+    """The masked LM in ``path``, or the default one when it is empty (WELLCHOSEN_MLM_MODEL, else the
+    demo's: negatives.demo_mlm); cached per process by folder, device and the folder's files (a
+    checkpoint replaced in place reloads)."""
+    folder, setting = (path, "--mlm") if path else mlm_default()
     key = (str(folder), device, _files_signature(str(folder)))
     with _lock:
         mlm = _cache.get(key)

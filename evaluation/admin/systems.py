@@ -10,14 +10,19 @@ from core.errors import UserError
 from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
+from evaluation.services.systems import system_toy_model_record
 
 
 @admin.register(System)
 class SystemAdmin(CheckedInputAdmin):
-    list_display = ["name", "kind", "checkpoint", "plugin", "dtype", "updated_at"]
-    list_filter = ["kind"]
+    list_display = ["name", "kind", "toy_model", "checkpoint", "plugin", "dtype", "updated_at"]
+    list_filter = ["kind", "toy_model"]
     search_fields = ["name", "checkpoint", "plugin"]
-    readonly_fields = ["created_at", "updated_at"]
+    readonly_fields = ["toy_model", "created_at", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        system_toy_model_record(system=obj)  # another checkpoint may be a toy model, or no longer one
+        super().save_model(request, obj, form, change)
 
 
 class EvaluationStartForm(forms.Form):
@@ -28,7 +33,17 @@ class EvaluationStartForm(forms.Form):
 @admin.register(Evaluation)
 class EvaluationAdmin(ScoringRunAdmin):
     run_permission = "evaluation.add_evaluation"
-    list_display = ["id", "system", "testset", "status", "accuracy", "ci95", "job_link", "finished_at"]
+    list_display = [
+        "id",
+        "system",
+        "testset",
+        "status",
+        "accuracy",
+        "ci95",
+        "toy_model_note",
+        "job_link",
+        "finished_at",
+    ]
     list_filter = ["status", "system", "testset"]
     list_select_related = ["system", "testset", "job"]
     readonly_fields = ["system", "testset", *ScoringRunAdmin.readonly_fields]

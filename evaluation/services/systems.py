@@ -7,6 +7,7 @@ from django.utils.module_loading import import_string
 
 from core.errors import UserError
 from core.names import slug_check
+from core.toy_models import folder_is_toy
 from evaluation.models import System, SystemDtype, SystemKind
 
 
@@ -75,12 +76,18 @@ def system_register(
     system = System.objects.filter(name=name).first() or System(name=name)
     for field, value in values.items():
         setattr(system, field, value)
+    system_toy_model_record(system=system)
     try:
         system.full_clean()
     except ValidationError as exc:
         raise UserError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
     system.save()
     return system
+
+
+def system_toy_model_record(*, system: System) -> None:
+    """Record whether the system's checkpoint is a toy model, from its folder's marker (unsaved)."""
+    system.toy_model = folder_is_toy(system.checkpoint) if system.kind != SystemKind.PLUGIN else False
 
 
 def _chat_template_check(tokenizer_dir: str) -> None:

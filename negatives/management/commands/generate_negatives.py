@@ -14,7 +14,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         default = GenerateNegativesParams.default
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--mlm", default="", help="local masked-LM directory (default: WELLCHOSEN_MLM_MODEL)")
+        parser.add_argument(
+            "--mlm",
+            default="",
+            help="local masked-LM directory (default: WELLCHOSEN_MLM_MODEL, else the demo's toy masked LM)",
+        )
         parser.add_argument(
             "--per-question",
             type=int,
