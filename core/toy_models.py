@@ -14,7 +14,9 @@ import json
 import random
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 TOY_MARKER = "wellchosen_toy_model"  # a key of config.json
@@ -55,13 +57,53 @@ def toy_folder_current(folder: Path, *, recipe: dict) -> bool:
     )
 
 
-def toy_config_mark(config, *, recipe: dict, trained_on: dict[str, int]) -> None:
-    """Put the marker on a model config before it is saved."""
-    setattr(
-        config,
-        TOY_MARKER,
-        {"purpose": TOY_PURPOSE, "recipe": recipe_fingerprint(recipe), "settings": recipe, "trained_on": trained_on},
-    )
+@dataclass
+class ToyModel:
+    """What a toy model's trainer makes: its tokenizer, its model (fresh weights) and its batches;
+    ``loss(model, batch)`` when the model's own loss is not the one to minimise."""
+
+    tokenizer: object
+    model: object
+    batches: Iterator[dict]
+    loss: Callable | None = None
+
+
+def toy_model_make(*, folder: Path, recipe: dict, trained_on: dict[str, int], build: Callable[[], ToyModel]) -> dict:
+    """Seed torch by ``recipe["seed"]``, ``build()`` the model, train it ``recipe["steps"]`` steps at
+    ``recipe["learning_rate"]``, mark its config and save it with its tokenizer in ``folder``
+    (replaced whole). Returns the losses, what it was trained on and the seconds it took."""
+    import torch
+
+    started = time.monotonic()
+    result: dict = {}
+
+    def write(scratch: Path) -> None:
+        torch.manual_seed(recipe["seed"])
+        toy = build()
+        result.update(
+            toy_train(
+                toy.model,
+                batches=toy.batches,
+                steps=recipe["steps"],
+                learning_rate=recipe["learning_rate"],
+                loss=toy.loss,
+            )
+        )
+        setattr(
+            toy.model.config,
+            TOY_MARKER,
+            {
+                "purpose": TOY_PURPOSE,
+                "recipe": recipe_fingerprint(recipe),
+                "settings": recipe,
+                "trained_on": trained_on,
+            },
+        )
+        toy.model.save_pretrained(scratch)
+        toy.tokenizer.save_pretrained(scratch)
+
+    toy_folder_write(folder, write)
+    return {**result, "trained_on": trained_on, "seconds": round(time.monotonic() - started, 1)}
 
 
 def toy_folder_write(folder: Path, build: Callable[[Path], None]) -> None:

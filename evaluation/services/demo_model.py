@@ -5,21 +5,13 @@ real checkpoint is at hand. Its folder's marker (core.toy_models) makes the syst
 which every page that shows its numbers says. A model step of annotation's demo loader,
 registered in apps.py."""
 
-import time
 from pathlib import Path
 
 from django.conf import settings
 
 from annotation.services.demo_texts import DemoTexts, demo_training_dialogues
 from core.readable import count
-from core.toy_models import (
-    bpe_tokenizer_train,
-    shuffled_batches,
-    toy_config_mark,
-    toy_folder_current,
-    toy_folder_write,
-    toy_train,
-)
+from core.toy_models import ToyModel, bpe_tokenizer_train, shuffled_batches, toy_folder_current, toy_model_make
 from evaluation.models import System, SystemKind
 
 from .systems import system_register
@@ -82,15 +74,12 @@ def demo_gpt_train(*, folder: Path, recipe: dict) -> dict:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    started = time.monotonic()
     texts = demo_training_dialogues(max_chars=recipe["max_chars"])
-    result: dict = {}
 
-    def build(scratch: Path) -> None:
+    def build() -> ToyModel:
         tokenizer = bpe_tokenizer_train(
             (turn for dialogue in texts.dialogues for turn in dialogue), vocab_size=recipe["vocab_size"]
         )
-        torch.manual_seed(recipe["seed"])
         config = GPT2Config(
             vocab_size=len(tokenizer),
             n_positions=recipe["block_size"],
@@ -102,20 +91,15 @@ def demo_gpt_train(*, folder: Path, recipe: dict) -> dict:
             eos_token_id=tokenizer.eos_token_id,
             pad_token_id=tokenizer.pad_token_id,
         )
-        toy_config_mark(config, recipe=recipe, trained_on=texts.sources)
-        model = GPT2LMHeadModel(config)
         blocks = _blocks(texts, tokenizer, block_size=recipe["block_size"])
         tokenizer.model_max_length = recipe["block_size"]
         batches = (
             {"input_ids": blocks[batch], "attention_mask": torch.ones_like(blocks[batch]), "labels": blocks[batch]}
             for batch in shuffled_batches(len(blocks), batch_size=recipe["batch_size"], seed=recipe["seed"])
         )
-        result.update(toy_train(model, batches=batches, steps=recipe["steps"], learning_rate=recipe["learning_rate"]))
-        model.save_pretrained(scratch)
-        tokenizer.save_pretrained(scratch)
+        return ToyModel(tokenizer=tokenizer, model=GPT2LMHeadModel(config), batches=batches)
 
-    toy_folder_write(folder, build)
-    return {**result, "trained_on": texts.sources, "seconds": round(time.monotonic() - started, 1)}
+    return toy_model_make(folder=folder, recipe=recipe, trained_on=texts.sources, build=build)
 
 
 def _blocks(texts: DemoTexts, tokenizer, *, block_size: int):

@@ -4,19 +4,11 @@ DailyDialog train when the real corpora are there), so that negatives can be gen
 WELLCHOSEN_MLM_MODEL is set (negatives.demo_mlm makes it the default then). A model step of
 annotation's demo loader, registered in apps.py."""
 
-import time
 from pathlib import Path
 
 from annotation.services.demo_texts import DemoTexts, demo_training_dialogues
 from core.readable import count
-from core.toy_models import (
-    shuffled_batches,
-    toy_config_mark,
-    toy_folder_current,
-    toy_folder_write,
-    toy_train,
-    wordpiece_tokenizer_train,
-)
+from core.toy_models import ToyModel, shuffled_batches, toy_folder_current, toy_model_make, wordpiece_tokenizer_train
 from negatives.demo_mlm import DEMO_MLM, demo_mlm_folder
 from negatives.manipulation import dialogue_pairs
 
@@ -55,20 +47,16 @@ def demo_masked_lm() -> list[str]:
 
 def demo_mlm_train(*, folder: Path, recipe: dict) -> dict:
     """Train a tokenizer and a BERT masked LM by ``recipe`` and save both in ``folder`` (replaced whole)."""
-    import torch
     from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
 
-    started = time.monotonic()
     texts = demo_training_dialogues(max_chars=recipe["max_chars"])
-    result: dict = {}
 
-    def build(scratch: Path) -> None:
+    def build() -> ToyModel:
         tokenizer = wordpiece_tokenizer_train(
             (turn for dialogue in texts.dialogues for turn in dialogue),
             vocab_size=recipe["vocab_size"],
             max_length=recipe["max_length"],
         )
-        torch.manual_seed(recipe["seed"])
         config = BertConfig(
             vocab_size=len(tokenizer),
             hidden_size=recipe["hidden_size"],
@@ -78,8 +66,6 @@ def demo_mlm_train(*, folder: Path, recipe: dict) -> dict:
             max_position_embeddings=recipe["max_length"],
             pad_token_id=tokenizer.pad_token_id,
         )
-        toy_config_mark(config, recipe=recipe, trained_on=texts.sources)
-        model = BertForMaskedLM(config)
         collator = DataCollatorForLanguageModeling(
             tokenizer=tokenizer, mlm=True, mlm_probability=recipe["mlm_probability"], seed=recipe["seed"]
         )
@@ -88,16 +74,9 @@ def demo_mlm_train(*, folder: Path, recipe: dict) -> dict:
             collator([examples[i] for i in batch])
             for batch in shuffled_batches(len(examples), batch_size=recipe["batch_size"], seed=recipe["seed"])
         )
-        result.update(
-            toy_train(
-                model, batches=batches, steps=recipe["steps"], learning_rate=recipe["learning_rate"], loss=_masked_loss
-            )
-        )
-        model.save_pretrained(scratch)
-        tokenizer.save_pretrained(scratch)
+        return ToyModel(tokenizer=tokenizer, model=BertForMaskedLM(config), batches=batches, loss=_masked_loss)
 
-    toy_folder_write(folder, build)
-    return {**result, "trained_on": texts.sources, "seconds": round(time.monotonic() - started, 1)}
+    return toy_model_make(folder=folder, recipe=recipe, trained_on=texts.sources, build=build)
 
 
 def _encoded_pairs(texts: DemoTexts, tokenizer, *, max_length: int) -> list[dict]:
