@@ -169,6 +169,7 @@ class LoadDemoParams(DatasetNextStep, JobParams):
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
     with_pools: bool = True  # False: no retrieval (no embedding model needed)
+    with_models: bool = True  # False: the demo's toy models are not trained
 
     def summary(self, result: dict[str, Any]) -> str:
         loaded = result["loaded"]

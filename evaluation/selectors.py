@@ -194,15 +194,22 @@ def generation_contexts(
 
 def dataset_evaluations(*, dataset, limit: int = 5) -> tuple[dict[str, int], list[dict]]:
     """The evaluations on the dataset's test sets: how many by status, and the newest ``limit``
-    (system, test set, status, accuracy). Two queries."""
+    (system, test set, status, accuracy, whether the system is a toy model). Two queries."""
     from django.db.models import Count
 
     evaluations = Evaluation.objects.filter(testset__dataset=dataset)
     by_status = dict(evaluations.values_list("status").annotate(n=Count("id")).order_by())
     rows = [
-        {"pk": pk, "system": system, "testset": testset, "status": status, "accuracy": summary.get("accuracy")}
-        for pk, system, testset, status, summary in evaluations.order_by("-created_at", "-id").values_list(
-            "pk", "system__name", "testset__name", "status", "summary"
+        {
+            "pk": pk,
+            "system": system,
+            "testset": testset,
+            "status": status,
+            "accuracy": summary.get("accuracy"),
+            "toy_model": toy_model,
+        }
+        for pk, system, testset, status, summary, toy_model in evaluations.order_by("-created_at", "-id").values_list(
+            "pk", "system__name", "testset__name", "status", "summary", "system__toy_model"
         )[:limit]
     ]
     return by_status, rows

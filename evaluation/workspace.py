@@ -8,6 +8,7 @@ from django.urls import reverse
 from annotation.models import Dataset
 from annotation.selectors_dataset import dataset_testsets
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
+from core.toy_models import TOY_PURPOSE
 from evaluation.models import Evaluation, EvaluationStatus
 from evaluation.selectors import dataset_evaluations
 
@@ -28,12 +29,14 @@ def evaluations_state(dataset: Dataset) -> StepState:
             [Action("Evaluate a system", url, "evaluation.add_evaluation")],
         )
     done = by_status.get(EvaluationStatus.SUCCEEDED, 0)
+    toys = sorted({r["system"] for r in rows if r["toy_model"]})
     return StepState(
         StepStatus.DONE if done else StepStatus.NEXT,
         f"{done:,} evaluations finished on this dataset's test sets.",
         numbers,
         [Action("Evaluate a system", url, "evaluation.add_evaluation", primary=False)],
         rows=rows,
+        extra={"toy_model": f"{', '.join(toys)}: {TOY_PURPOSE}."} if toys else {},
     )
 
 

@@ -3,6 +3,7 @@ from django.contrib import admin
 from annotation.admin.dataset_tools import DatasetTool
 from annotation.models import Dataset
 from core.admin.helpers import ReadOnlyAdmin, render_form, start_job
+from negatives.demo_mlm import TOY_DEFAULT_NOTE, mlm_default_is_toy
 from negatives.forms import GenerateNegativesForm
 from negatives.models import QuestionGeneration
 
@@ -28,7 +29,8 @@ def dataset_negatives_view(model_admin: admin.ModelAdmin, request, dataset: Data
         "that the context makes likely are replaced by what the model predicts without the context. The "
         "negatives join the questions' pools as candidates of source 'generated' and are scored by annotators "
         "like the retrieved ones, so a manipulated response that is still a good answer is filtered out. "
-        "Questions finished with the same model and settings are skipped when the job runs again.",
+        "Questions finished with the same model and settings are skipped when the job runs again."
+        + (" " + TOY_DEFAULT_NOTE if mlm_default_is_toy() else ""),
     )
 
 

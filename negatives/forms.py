@@ -1,9 +1,9 @@
 from django import forms
-from django.conf import settings
 
 from annotation.models import Dataset
 from core.forms import service_check
 from core.hub import model_name_check
+from negatives.demo_mlm import mlm_default
 from negatives.job_params import GenerateNegativesParams
 from negatives.manipulation import ManipulationSettings
 from negatives.services.generation import settings_check
@@ -16,7 +16,8 @@ class GenerateNegativesForm(forms.Form):
         required=False,
         label="Masked LM",
         help_text="A local model folder or a Hugging Face model id (org/name, optionally @revision: fetched by the "
-        "job into the Hugging Face cache, safetensors weights only); empty: the WELLCHOSEN_MLM_MODEL setting.",
+        "job into the Hugging Face cache, safetensors weights only); empty: the WELLCHOSEN_MLM_MODEL setting, or "
+        "while it is unset the demo's toy masked LM (trained by load_demo).",
     )
     per_question = forms.IntegerField(
         min_value=1,
@@ -44,8 +45,8 @@ class GenerateNegativesForm(forms.Form):
     def clean_mlm(self):
         name = self.cleaned_data["mlm"].strip()
         # a hub id is resolved (perhaps downloaded) by the job, not in this request
-        setting = "masked LM" if name else "WELLCHOSEN_MLM_MODEL"
-        service_check(model_name_check, name=name or settings.WELLCHOSEN_MLM_MODEL, setting=setting)
+        model, setting = (name, "masked LM") if name else mlm_default()
+        service_check(model_name_check, name=model, setting=setting)
         return name
 
     def clean(self):

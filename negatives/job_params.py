@@ -16,7 +16,7 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
 
     dataset: str
-    mlm: str = ""  # local directory or Hugging Face id (core.hub); empty: settings.WELLCHOSEN_MLM_MODEL
+    mlm: str = ""  # local directory or Hugging Face id (core.hub); empty: negatives.demo_mlm.mlm_default
     per_question: int = 1
     threshold: float = 0.5  # Park et al.'s t
     seed: int = 0
@@ -43,4 +43,7 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
                 "failed": "failed",
             },
         )
-        return f"{text}; questions {others}." if others else f"{text}."
+        text = f"{text}; questions {others}." if others else f"{text}."
+        if result.get("toy_model"):  # recorded from the model folder's marker (core.toy_models)
+            text += " Toy model: the negatives were " + result["toy_model"] + "."
+        return text

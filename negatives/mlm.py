@@ -14,6 +14,7 @@ from pathlib import Path
 from core.errors import UserError
 from core.hub import ResolvedModel, model_resolve
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
+from core.toy_models import folder_is_toy
 
 
 @dataclass
@@ -29,13 +30,16 @@ class MaskedLM:
     """A masked LM and its tokenizer, loaded once per job. ``name`` is what it is known by (its folder,
     or its Hugging Face id), ``version`` the exact weights (a digest of the folder, or ``id@commit``)."""
 
-    def __init__(self, model, tokenizer, *, path: str, version: str, device: str, name: str = "") -> None:
+    def __init__(
+        self, model, tokenizer, *, path: str, version: str, device: str, name: str = "", toy: bool = False
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.path = path
         self.name = name or path
         self.version = version
         self.device = device
+        self.toy = toy  # a toy model (core.toy_models): what it generates is labelled as such
         self.mask_id = tokenizer.mask_token_id
         self.max_length = min(
             int(getattr(model.config, "max_position_embeddings", 512) or 512),
@@ -89,7 +93,15 @@ class MaskedLM:
         )
         model = model.to(device).eval()
         version = resolved.version if resolved.from_hub else model_version(folder)
-        return cls(model, tokenizer, path=str(folder), version=version, device=device, name=resolved.repo_id)
+        return cls(
+            model,
+            tokenizer,
+            path=str(folder),
+            version=version,
+            device=device,
+            name=resolved.repo_id,
+            toy=folder_is_toy(folder),
+        )
 
     @staticmethod
     def _vocabulary_head(model):

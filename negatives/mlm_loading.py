@@ -5,8 +5,7 @@ import logging
 import threading
 from pathlib import Path
 
-from django.conf import settings as django_settings
-
+from negatives.demo_mlm import mlm_default
 from negatives.mlm import MaskedLM, mlm_resolve
 
 logger = logging.getLogger(__name__)
@@ -15,10 +14,11 @@ _lock = threading.Lock()
 
 
 def mlm_load(*, path: str = "", device: str | None = None) -> MaskedLM:
-    """The masked LM ``path`` (a folder or a Hugging Face id), or the WELLCHOSEN_MLM_MODEL setting's
-    when it is empty; cached per process by the folder it resolved to, the device and the folder's
-    files (a checkpoint replaced in place reloads; a hub branch that moved on resolves to a new folder)."""
-    name, setting = (path, "--mlm") if path else (django_settings.WELLCHOSEN_MLM_MODEL, "WELLCHOSEN_MLM_MODEL")
+    """The masked LM ``path`` (a folder or a Hugging Face id), or the default one when it is empty
+    (WELLCHOSEN_MLM_MODEL, else the demo's: negatives.demo_mlm); cached per process by the folder it
+    resolved to, the device and the folder's files (a checkpoint replaced in place reloads; a hub
+    branch that moved on resolves to a new folder)."""
+    name, setting = (path, "--mlm") if path else mlm_default()
     resolved = mlm_resolve(name=name, setting=setting)
     key = (resolved.path, device, _files_signature(resolved.path))
     with _lock:

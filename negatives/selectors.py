@@ -104,3 +104,12 @@ def dataset_generation_counts(*, dataset: Dataset) -> dict[str, int]:
         .annotate(n=Count("id"))
         .order_by()
     )
+
+
+def dataset_toy_negatives(*, dataset: Dataset) -> int:
+    """The dataset's generated candidates that a toy masked LM made (their provenance says so)."""
+    from annotation.models import Candidate, CandidateSource
+
+    return Candidate.objects.filter(
+        question__dataset=dataset, source=CandidateSource.GENERATED, provenance__toy_model=True
+    ).count()

@@ -6,9 +6,11 @@ from annotation.models import CandidateSource, Dataset
 from annotation.selectors_dataset import dataset_corpus_counts
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from core.selectors import job_params_q
+from negatives.demo_mlm import TOY_DEFAULT_NOTE, mlm_default_is_toy
 from negatives.job_params import GenerateNegativesParams
 from negatives.models import GenerationOutcome
-from negatives.selectors import dataset_generation_counts
+from negatives.selectors import dataset_generation_counts, dataset_toy_negatives
+from negatives.services.generation import TOY_MODEL_NOTE
 
 
 def negatives_state(dataset: Dataset) -> StepState:
@@ -21,12 +23,14 @@ def negatives_state(dataset: Dataset) -> StepState:
     if not counts["questions"]:
         return StepState(StepStatus.WAITING, "Import dialogues first.", numbers)
     if outcomes:
+        toy = dataset_toy_negatives(dataset=dataset)
         return StepState(
             StepStatus.DONE,
             f"{generated:,} negatives made from the ground truths with a masked LM (Park et al.); annotators "
             "score them like the retrieved candidates.",
-            numbers,
+            numbers + ([Number("made by a toy model", toy)] if toy else []),
             [Action("Generate negatives again", url, "annotation.change_dataset", primary=False)],
+            extra={"toy_model": f"{toy:,} of these negatives were {TOY_MODEL_NOTE}."} if toy else {},
         )
     return StepState(
         StepStatus.OPTIONAL,
@@ -34,6 +38,7 @@ def negatives_state(dataset: Dataset) -> StepState:
         "before opening the questions for annotation.",
         numbers,
         [Action("Generate negatives", url, "annotation.change_dataset", primary=False)],
+        extra={"toy_model": TOY_DEFAULT_NOTE} if mlm_default_is_toy() else {},
     )
 
 

@@ -100,6 +100,18 @@ def hub_offline(hub, tmp_path, monkeypatch):
     return offline
 
 
+@pytest.fixture
+def small_demo_recipes(monkeypatch) -> None:
+    """The demo's toy models (negatives' masked LM, evaluation's causal system) made by tiny recipes:
+    a few steps on a little text, seconds instead of most of a minute; the code path is the same."""
+    from evaluation.services import demo_model
+    from negatives.services import demo
+
+    small = {"steps": 3, "max_chars": 20_000, "vocab_size": 400, "batch_size": 8}
+    monkeypatch.setattr(demo, "DEMO_MLM_RECIPE", {**demo.DEMO_MLM_RECIPE, **small})
+    monkeypatch.setattr(demo_model, "DEMO_GPT_RECIPE", {**demo_model.DEMO_GPT_RECIPE, **small})
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Job progress and cancel flags live in the cache, keyed by job id; ids restart with every

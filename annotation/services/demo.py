@@ -25,6 +25,11 @@ DEMO_TESTSET = "demo-annotated-v1"
 # returns what it loaded, one line each; like every step it skips what is present already.
 DemoStep = Callable[[bool], list[str]]
 _steps: list[DemoStep] = []
+# Model steps train the demo's toy models (negatives: a masked LM; evaluation: a causal system) and
+# run after the data steps unless the loader is told to skip them (they need torch and most of a
+# minute the first time). A model step takes nothing and skips a model that is present.
+DemoModelStep = Callable[[], list[str]]
+_model_steps: list[DemoModelStep] = []
 
 
 def demo_step_register(step: DemoStep) -> None:
@@ -32,10 +37,16 @@ def demo_step_register(step: DemoStep) -> None:
         _steps.append(step)
 
 
-def demo_load(*, with_pools: bool = True) -> list[str]:
+def demo_model_step_register(step: DemoModelStep) -> None:
+    if step not in _model_steps:
+        _model_steps.append(step)
+
+
+def demo_load(*, with_pools: bool = True, with_models: bool = True) -> list[str]:
     """Load the demo dataset, annotated test set and one test set built from it, then each
     registered step of a higher app (the demo repository, candidate pools for the demo dialogues
-    and opening them for annotation); whatever is present already is skipped."""
+    and opening them for annotation), then, ``with_models``, each model step (the toy models);
+    whatever is present already is skipped."""
     done = []
     with transaction.atomic():
         if not Dataset.objects.filter(name=DEMO_DATASET).exists():
@@ -56,6 +67,8 @@ def demo_load(*, with_pools: bool = True) -> list[str]:
             )
     for step in _steps:
         done.extend(step(with_pools))
+    for model_step in _model_steps if with_models else ():
+        done.extend(model_step())
     return done
 
 

@@ -76,7 +76,7 @@ def refresh_quality(params: QualityRefreshParams, job: Job, progress: JobProgres
 
 
 def load_demo(params: LoadDemoParams, job: Job, progress: JobProgress) -> dict:
-    return {"loaded": demo_load(with_pools=params.with_pools), "dataset": DEMO_DATASET}
+    return {"loaded": demo_load(with_pools=params.with_pools, with_models=params.with_models), "dataset": DEMO_DATASET}
 
 
 HANDLERS = {

@@ -53,6 +53,9 @@ WELLCHOSEN_ES_VECTOR_INDEX = env_str("WELLCHOSEN_ES_VECTOR_INDEX", "auto")  # au
 # Negatives. The masked LM that manipulates ground truths (and the base that finetune_mlm
 # starts from): a local directory, never downloaded; unset, --mlm must name one.
 WELLCHOSEN_MLM_MODEL = env_str("WELLCHOSEN_MLM_MODEL", "")
+# The real corpora next to the project (read-only): load_demo trains its toy models on DailyDialog's
+# training dialogues too when they are here (tests and benchmarks read them as well).
+WELLCHOSEN_SHARED_DATA = Path(env_str("WELLCHOSEN_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))
 # Quality control: an annotator is flagged when a measure crosses its threshold.
 WELLCHOSEN_QC_THRESHOLDS = {
     "check_pass_rate_min": 0.8,  # attention checks (an unrelated response) scored <= 1

@@ -12,6 +12,7 @@ from annotation.models import Dataset
 from core.admin.helpers import ReadOnlyAdmin, job_link_html, permission_required_page, readable_result_html, render_form
 from core.errors import UserError
 from core.services.jobs import job_cancel
+from evaluation.admin.runs import ToyModelNoteMixin
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
 from evaluation.services.generations import generation_start
 from evaluation.services.human_ratings import rating_dataset_create
@@ -46,8 +47,18 @@ class RatingDatasetForm(forms.Form):
 
 
 @admin.register(Generation)
-class GenerationAdmin(ReadOnlyAdmin):
-    list_display = ["id", "system", "source", "strategy", "status", "responses_count", "job_link", "finished_at"]
+class GenerationAdmin(ToyModelNoteMixin, ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "system",
+        "source",
+        "strategy",
+        "status",
+        "responses_count",
+        "toy_model_note",
+        "job_link",
+        "finished_at",
+    ]
     list_filter = ["status", "strategy", "system"]
     list_select_related = ["system", "dataset"]
     readonly_fields = [

@@ -22,7 +22,18 @@ class PairEvaluationStartForm(forms.Form):
 @admin.register(PairEvaluation)
 class PairEvaluationAdmin(ScoringRunAdmin):
     run_permission = "evaluation.add_pairevaluation"
-    list_display = ["id", "system", "pair_set", "status", "pairs", "accuracy", "ci95", "job_link", "finished_at"]
+    list_display = [
+        "id",
+        "system",
+        "pair_set",
+        "status",
+        "pairs",
+        "accuracy",
+        "ci95",
+        "toy_model_note",
+        "job_link",
+        "finished_at",
+    ]
     list_filter = ["status", "system", "pair_set"]
     list_select_related = ["system", "pair_set", "job"]
     readonly_fields = ["system", "pair_set", *ScoringRunAdmin.readonly_fields]

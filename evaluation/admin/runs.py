@@ -6,9 +6,23 @@ from django.contrib import admin, messages
 from core.admin.helpers import ReadOnlyAdmin, job_link_html, readable_result_html
 from core.readable import interval, number
 from core.services.jobs import job_cancel
+from core.toy_models import TOY_PURPOSE
 
 
-class ScoringRunAdmin(ReadOnlyAdmin):
+class ToyModelNoteMixin:
+    """The admin of a system's runs (evaluations, pair evaluations, generations): a row whose
+    system is a toy model (System.toy_model) says so in the list and, first, on its page."""
+
+    @admin.display(description="toy model")
+    def toy_model_note(self, obj) -> str:
+        return f"{obj.system.name} is {TOY_PURPOSE}." if obj.system.toy_model else ""
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        return ["toy_model_note", *fields] if obj is not None and obj.system.toy_model else fields
+
+
+class ScoringRunAdmin(ToyModelNoteMixin, ReadOnlyAdmin):
     """Subclasses set ``run_permission``: adding, running and cancelling runs need it."""
 
     run_permission: str

@@ -11,7 +11,7 @@ from core.forms import service_check
 from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
-from evaluation.services.systems import system_sources_check
+from evaluation.services.systems import system_sources_check, system_toy_model_record
 
 
 class SystemAdminForm(forms.ModelForm):
@@ -49,10 +49,14 @@ class SystemAdminForm(forms.ModelForm):
 @admin.register(System)
 class SystemAdmin(CheckedInputAdmin):
     form = SystemAdminForm
-    list_display = ["name", "kind", "checkpoint", "checkpoint_revision", "plugin", "dtype", "updated_at"]
-    list_filter = ["kind"]
+    list_display = ["name", "kind", "toy_model", "checkpoint", "checkpoint_revision", "plugin", "dtype", "updated_at"]
+    list_filter = ["kind", "toy_model"]
     search_fields = ["name", "checkpoint", "plugin"]
-    readonly_fields = ["checkpoint_revision", "tokenizer_revision", "created_at", "updated_at"]
+    readonly_fields = ["toy_model", "checkpoint_revision", "tokenizer_revision", "created_at", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        system_toy_model_record(system=obj)  # another checkpoint may be a toy model, or no longer one
+        super().save_model(request, obj, form, change)
 
 
 class EvaluationStartForm(forms.Form):
@@ -63,7 +67,17 @@ class EvaluationStartForm(forms.Form):
 @admin.register(Evaluation)
 class EvaluationAdmin(ScoringRunAdmin):
     run_permission = "evaluation.add_evaluation"
-    list_display = ["id", "system", "testset", "status", "accuracy", "ci95", "job_link", "finished_at"]
+    list_display = [
+        "id",
+        "system",
+        "testset",
+        "status",
+        "accuracy",
+        "ci95",
+        "toy_model_note",
+        "job_link",
+        "finished_at",
+    ]
     list_filter = ["status", "system", "testset"]
     list_select_related = ["system", "testset", "job"]
     readonly_fields = ["system", "testset", *ScoringRunAdmin.readonly_fields]

@@ -104,6 +104,15 @@ class System(models.Model):
         "lm-eval's --apply_chat_template does. The separator and speaker tags are then not used.",
     )
     description = models.TextField(blank=True)
+    # Recorded at registration from the checkpoint folder's marker (core.toy_models), not from a
+    # name: a toy model (the demo's) is labelled on every page that shows its numbers, whatever the
+    # system is called, and a real checkpoint never is.
+    toy_model = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="A toy model (its checkpoint's config says so): trained in seconds for trying the workflow; "
+        "its numbers say nothing about real systems.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

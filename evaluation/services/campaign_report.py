@@ -30,6 +30,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.toy_models import TOY_PURPOSE
 from core.wordnet import WordNetMissing
 from evaluation.human import system_human_scores
 from evaluation.metrics.correlation import METHODS, split_half_bound
@@ -68,8 +69,11 @@ def _compute(campaign: Campaign) -> dict:
         row["name"]: row
         for row in System.objects.filter(Q(campaigns=campaign) | Q(generations__campaigns=campaign))
         .distinct()
-        .values("name", "kind", "description")
+        .values("name", "kind", "description", "toy_model")
     }
+    toys = sorted(name for name, info in systems.items() if info["toy_model"])
+    if toys:
+        notes.append(f"{', '.join(toys)}: {TOY_PURPOSE}")
     rated, rating_notes = campaign_rated_contexts(campaign=campaign)
     notes += rating_notes
     human = system_human_scores({s: list(r.values()) for s, r in rated.items()}) if rated else {}
@@ -141,6 +145,7 @@ def _compute(campaign: Campaign) -> dict:
                 "system": name,
                 "kind": info["kind"],
                 "description": info["description"],
+                "toy_model": info["toy_model"],
                 "human": human.get(name),
                 "rated_responses": len(rated.get(name, {})),
                 "accuracy": accuracy.get("accuracy"),

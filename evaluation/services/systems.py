@@ -9,6 +9,7 @@ from django.utils.module_loading import import_string
 from core.errors import UserError
 from core.hub import ResolvedModel, model_resolve
 from core.names import slug_check
+from core.toy_models import folder_is_toy
 from evaluation.models import System, SystemDtype, SystemKind
 
 
@@ -73,6 +74,7 @@ def system_register(
     system = System.objects.filter(name=name).first() or System(name=name)
     for field, value in values.items():
         setattr(system, field, value)
+    system_toy_model_record(system=system)
     try:
         system.full_clean()
     except ValidationError as exc:
@@ -148,6 +150,11 @@ def _resolved(name: str, what: str, marker: str, *, revision: str, weights: bool
 def _stored(name: str, model: ResolvedModel) -> str:
     """A hub id as given (its commit is stored beside it), a local directory as an absolute path."""
     return name.strip() if model.from_hub else model.path
+
+
+def system_toy_model_record(*, system: System) -> None:
+    """Record whether the system's checkpoint is a toy model, from its folder's marker (unsaved)."""
+    system.toy_model = folder_is_toy(system.checkpoint) if system.kind != SystemKind.PLUGIN else False
 
 
 def _chat_template_check(tokenizer_dir: str) -> None:

@@ -37,6 +37,7 @@ SUMMED = (
     "words_replaced",
 )
 PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
+TOY_MODEL_NOTE = "made with the demo's toy masked LM, for trying the workflow: not negatives to annotate for real"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class GenerationRun:
     model_version: str
     setup: str
     settings: ManipulationSettings
+    toy_model: bool = False  # the demo's toy masked LM (core.toy_models): its report and candidates say so
 
 
 def generation_setup(*, model_version: str, settings: ManipulationSettings) -> str:
@@ -93,6 +95,7 @@ def negatives_run_load(
         model_version=mlm.version,
         setup=generation_setup(model_version=mlm.version, settings=settings),
         settings=settings,
+        toy_model=mlm.toy,
     )
     return Manipulator(mlm, settings), run
 
@@ -102,6 +105,7 @@ def negatives_report_new(*, dataset: Dataset, run: GenerationRun) -> dict:
     return {
         "dataset": dataset.name,
         "model": run.model_version,
+        **({"toy_model": TOY_MODEL_NOTE} if run.toy_model else {}),
         "setup": run.setup,
         "settings": run.settings.describe(),
         **dict.fromkeys(SUMMED, 0),
@@ -273,6 +277,7 @@ def _candidate(question_id: int, digest: str, negative, result: Manipulation, ru
             "method": METHOD,
             "model": run.model,
             "model_version": run.model_version,
+            **({"toy_model": True} if run.toy_model else {}),
             "setup": run.setup,
             **run.settings.describe(),
             "sample": negative.sample,

@@ -13,7 +13,7 @@ from core.selectors import job_outcome
 @pytest.mark.slow
 @pytest.mark.heavy  # builds the demo pools with the embedding model; the plain demo load runs on both engines
 def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation(db):
-    done = demo_load()
+    done = demo_load(with_models=False)
     assert len(done) == 7
     assert QuestionWork.objects.filter(dataset__name="demo-dialogues", is_open=True).count() == 40
     assert Candidate.objects.filter(question__dataset__name="demo-dialogues", is_ground_truth=False).count() == 400
@@ -28,15 +28,15 @@ def test_demo_loads_datasets_repository_a_test_set_and_pools_open_for_annotation
 
 
 def test_loading_the_demo_twice_changes_nothing(db):
-    demo_load(with_pools=False)
-    assert demo_load(with_pools=False) == []
+    demo_load(with_pools=False, with_models=False)
+    assert demo_load(with_pools=False, with_models=False) == []
     assert Dataset.objects.count() == 2
 
 
 def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_path, rf):
     settings.WELLCHOSEN_DATA_DIR = tmp_path
     out = StringIO()
-    call_command("load_demo", no_pools=True, stdout=out)
+    call_command("load_demo", no_pools=True, no_models=True, stdout=out)
     lines = {
         line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line
     }
@@ -48,12 +48,12 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
     assert DatasetMembership.objects.filter(annotator__user=annotator, dataset__name="demo-dialogues").exists()
     # and a second run prints the same, still valid passwords
     again = StringIO()
-    call_command("load_demo", no_pools=True, stdout=again)
+    call_command("load_demo", no_pools=True, no_models=True, stdout=again)
     assert out.getvalue().splitlines()[-2:] == again.getvalue().splitlines()[-2:]
 
 
 def test_the_load_demo_command_leaves_a_finished_job_saying_what_it_loaded(db):
-    call_command("load_demo", "--no-pools", "--no-accounts", stdout=StringIO())
+    call_command("load_demo", "--no-pools", "--no-accounts", "--no-models", stdout=StringIO())
     job = Job.objects.get(kind="load_demo")
     assert job.status == JobStatus.SUCCEEDED and len(job.result["loaded"]) == 5
     outcome = job_outcome(job=job)

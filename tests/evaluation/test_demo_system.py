@@ -9,8 +9,8 @@ from evaluation.services.demo import DEMO_SYSTEM
 
 def test_the_demo_registers_the_tfidf_baseline_which_evaluates_the_demo_test_set(db, capsys):
     # given the demo data, loaded twice
-    demo_load(with_pools=False)
-    demo_load(with_pools=False)
+    demo_load(with_pools=False, with_models=False)
+    demo_load(with_pools=False, with_models=False)
     # then one system is there: the TF-IDF baseline
     assert list(System.objects.values_list("name", "kind")) == [(DEMO_SYSTEM, "plugin")]
     # and it evaluates the demo test set

@@ -11,10 +11,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--no-accounts", action="store_true")
         parser.add_argument("--no-pools", action="store_true", help="skip retrieval (no embedding model needed)")
+        parser.add_argument(
+            "--no-models", action="store_true", help="skip training the demo's toy masked LM and causal system"
+        )
 
     def handle(self, *args, **options):
         # A job, run here: the job list shows what was loaded, with a link to the demo dataset.
-        job = job_run_here(params=LoadDemoParams(with_pools=not options["no_pools"]))
+        job = job_run_here(
+            params=LoadDemoParams(with_pools=not options["no_pools"], with_models=not options["no_models"])
+        )
         for line in job.result["loaded"]:
             self.stdout.write(f"loaded {line}")
         if options["no_accounts"]:

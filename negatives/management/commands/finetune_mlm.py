@@ -1,10 +1,10 @@
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import format_report
 from core.errors import UserError
+from negatives.demo_mlm import mlm_default
 from negatives.services.finetuning import mlm_finetune
 
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             default="",
             metavar="NAME",
             help="masked LM to start from: a local directory or a Hugging Face model id, optionally @revision "
-            "(default: WELLCHOSEN_MLM_MODEL)",
+            "(default: WELLCHOSEN_MLM_MODEL, else the demo's masked LM)",
         )
         parser.add_argument("--epochs", type=float, default=1.0, help="passes over the texts (default 1)")
         parser.add_argument("--batch-size", type=int, default=32, help="texts per step (default 32)")
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, **o):
-        base, setting = (o["mlm"], "--mlm") if o["mlm"] else (settings.WELLCHOSEN_MLM_MODEL, "WELLCHOSEN_MLM_MODEL")
+        base, setting = (o["mlm"], "--mlm") if o["mlm"] else mlm_default()
         try:
             report = mlm_finetune(
                 out=o["out"],

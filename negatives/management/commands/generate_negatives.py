@@ -19,7 +19,7 @@ class Command(BaseCommand):
             default="",
             metavar="NAME",
             help="masked LM: a local directory or a Hugging Face model id, optionally @revision "
-            "(default: WELLCHOSEN_MLM_MODEL)",
+            "(default: WELLCHOSEN_MLM_MODEL, else the demo's toy masked LM)",
         )
         parser.add_argument(
             "--per-question",
