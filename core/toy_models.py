@@ -149,8 +149,7 @@ def wordpiece_tokenizer_train(texts: Iterable[str], *, vocab_size: int, max_leng
     must come out the same every time. A rarer word is cut into the longest known pieces."""
     from collections import Counter
 
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import BertTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
@@ -165,8 +164,18 @@ def wordpiece_tokenizer_train(texts: Iterable[str], *, vocab_size: int, max_leng
     tokenizer.normalizer = normalizer
     tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
+    return bert_tokenizer_fast(tokenizer, max_length=max_length)
+
+
+def bert_tokenizer_fast(tokenizer, *, max_length: int):
+    """``tokenizer`` (a tokenizers ``Tokenizer`` holding BERT's special tokens) with BERT's pair
+    template, as the fast tokenizer transformers loads for a BERT model."""
+    from tokenizers import processors
+    from transformers import BertTokenizerFast
+
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
     )
     return BertTokenizerFast(
         tokenizer_object=tokenizer,
