@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from core.errors import UserError
-from core.models import Job, JobStatus
+from core.models import Job, JobShardStatus, JobStatus
 from core.selectors import (
     job_failure,
     job_live_progress,
@@ -50,7 +50,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "live": job_live_progress(job=job),
             "outcome": job_outcome(job=job),
             "shards": shards,
-            "shards_done": sum(shard["status"] == JobStatus.SUCCEEDED for shard in shards),
+            "shards_done": sum(shard["status"] == JobShardStatus.SUCCEEDED for shard in shards),
             "wait": jobs_waits(jobs=[job]).get(job.pk),
             "failure": job_failure(job=job) if failed else None,
             "can_retry": failed and job_retry_permitted(kind=job.kind, user=request.user),
