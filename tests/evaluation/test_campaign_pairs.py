@@ -1,6 +1,8 @@
 """Contrastive pairs in a campaign: the campaign job evaluates each local system on its pair set, and
 the report ranks the systems by pair correctness (Table 3) and breaks it down by pair type."""
 
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
@@ -194,3 +196,23 @@ def test_the_campaign_command_creates_a_campaign_ranked_by_pairs_alone(campaign)
     # and an unknown pair set is refused
     with pytest.raises(CommandError, match="no pair set 'nope'"):
         call_command("campaign", "create", "other", "--pair-set", "nope")
+
+
+def test_each_leaderboard_value_sits_under_its_own_header(admin_client, campaign):
+    # given a report with pair correctness and, as a campaign with a repository adds, RANDOM trials
+    run(campaign)
+    report = campaign.report
+    for row in report["leaderboard"]:
+        row["random"] = {"mean": 0.111, "min": 0.1, "max": 0.2, "trials": 9}
+    Campaign.objects.filter(pk=campaign.pk).update(report=report)
+    # when the report page shows the leaderboard
+    html = admin_client.get(reverse("campaign-report", args=[campaign.name])).content.decode()
+    board = html.split('id="leaderboard"', 1)[1].split("</section>", 1)[0]
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", board.split("</thead>", 1)[0])
+    first_row = board.split("<tbody>", 1)[1].split("</tr>", 1)[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", first_row, re.S)
+    # then the RANDOM column holds the RANDOM mean and the pair column the pair correctness
+    assert cells[headers.index("RANDOM mean [min, max]")].startswith("0.111 ")
+    assert cells[headers.index("RANDOM mean [min, max]")].endswith("(9)</span>")
+    pairs = cells[headers.index("Pair correctness [95 % CI]")]
+    assert pairs.endswith(f"({EXPECTED['ranked']['all pairs'][0]})</span>") and not pairs.startswith("0.111")
