@@ -25,13 +25,13 @@ PROJECT_LAYERS: tuple[tuple[str, ...], ...] = (
 # The order of INSTALLED_APPS: lower layers first.
 PROJECT_APPS: tuple[str, ...] = tuple(app for layer in PROJECT_LAYERS for app in layer)
 
-# The layers inside every app, from the outside in: the entry points (admin, views, forms, commands)
-# call services, services write and call selectors, selectors read models. A module of one of these
-# names that an app has belongs to that layer (``selectors_<topic>`` modules to the selectors); an
-# app's other modules (its job parameters, workspace step, providers...) sit in no layer, but an
-# import chain through them still counts.
+# The layers inside every app, from the outside in: the entry points (admin, views and their URLs,
+# forms, commands, Celery tasks) call services, services write and call selectors, selectors read
+# models. A module of one of these names that an app has belongs to that layer (``selectors_<topic>``
+# modules to the selectors); an app's other modules (its job parameters, workspace step,
+# providers...) sit in no layer, but an import chain through them still counts.
 APP_MODULE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("admin", "views", "forms", "management"),
+    ("admin", "views", "urls", "forms", "management", "tasks"),
     ("services",),
     ("selectors", "selectors_*"),
     ("models",),
