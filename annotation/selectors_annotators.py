@@ -1,7 +1,9 @@
-"""Reads about annotators: their progress, the datasets they work on, a dataset's members."""
+"""Reads about annotators: their label, progress and quality, the datasets they work on, a dataset's
+members."""
 
+from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, F, Q
+from django.db.models import Avg, Count, F, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -12,7 +14,13 @@ from annotation.models import (
     Dataset,
     DatasetMembership,
     QuestionWork,
+    Score,
 )
+from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
+
+
+def annotator_label(annotator: Annotator) -> str:
+    return f"{annotator.provider}:{annotator.external_id}"
 
 
 def annotator_progress(*, annotator, dataset=None) -> dict:
@@ -69,3 +77,62 @@ def dataset_members_panel(*, dataset) -> dict:
         .order_by("external_id")
     )
     return {"members": members, "addable": addable}
+
+
+def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
+    """The quality measures and flags of every annotator who scored in the dataset, the most flagged
+    first."""
+    thresholds = settings.WELLCHOSEN_QC_THRESHOLDS
+    scores = Score.objects.filter(candidate__question__dataset=dataset)
+    # The annotators are those of this first query. Each later query may see scores committed
+    # since (annotation goes on while this runs); an annotator who first appears there waits for
+    # the next refresh.
+    per_annotator = list(
+        scores.values("annotator_id").annotate(
+            n=Count("id"),
+            gts=Count("id", filter=Q(candidate__is_ground_truth=True)),
+            gts_ok=Count("id", filter=Q(candidate__is_ground_truth=True, value__gte=3)),
+            ms=Avg("duration_ms"),
+        )
+    )
+    annotators = Annotator.objects.filter(pk__in=[row["annotator_id"] for row in per_annotator])
+    result = {
+        a.pk: AnnotatorQuality(
+            annotator_id=a.pk, label=annotator_label(a), blocked=a.is_blocked, excluded=a.scores_excluded
+        )
+        for a in annotators
+    }
+    for row in per_annotator:
+        quality = result.get(row["annotator_id"])
+        if quality is None:  # deleted since
+            continue
+        quality.scores, quality.ground_truths, quality.ground_truths_ok = row["n"], row["gts"], row["gts_ok"]
+        quality.seconds_per_response = round(row["ms"] / 1000, 2) if row["ms"] is not None else None
+    units = Assignment.objects.filter(question__dataset=dataset, status=AssignmentStatus.SUBMITTED)
+    for row in units.values("annotator_id").annotate(
+        n=Count("id"),
+        checks=Count("id", filter=Q(check_passed__isnull=False)),
+        passed=Count("id", filter=Q(check_passed=True)),
+    ):
+        if row["annotator_id"] in result:
+            quality = result[row["annotator_id"]]
+            quality.units, quality.checks, quality.checks_passed = row["n"], row["checks"], row["passed"]
+    # Units in which every response got the same score (one row per unit, not per score).
+    for row in (
+        scores.filter(assignment__isnull=False)
+        .values("assignment_id", "annotator_id")
+        .annotate(distinct=Count("value", distinct=True), n=Count("id"))
+    ):
+        if row["distinct"] == 1 and row["n"] >= 2 and row["annotator_id"] in result:
+            result[row["annotator_id"]].identical_units += 1
+    by_item: dict[int, list[tuple[int, int]]] = {}
+    for candidate_id, annotator_id, value in (
+        scores.counted().values_list("candidate_id", "annotator_id", "value").iterator(chunk_size=20000)
+    ):
+        by_item.setdefault(candidate_id, []).append((annotator_id, value))
+    for annotator_id, (compared, agree) in leave_one_out_agreement(by_item).items():
+        if annotator_id in result:
+            result[annotator_id].loo_compared, result[annotator_id].loo_agree = compared, agree
+    for quality in result.values():
+        quality.flags = flag(quality, thresholds)
+    return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, AssignmentStatus, QuestionWork, Score
 from annotation.selectors import filter_preview, filter_rules_current
-from annotation.services.quality import annotators_quality
+from annotation.selectors_annotators import annotators_quality
 from core.errors import UserError
 from core.models import Job, JobStatus
 from crowd.job_params import CrowdSyncParams

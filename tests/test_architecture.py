@@ -4,14 +4,19 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
 import pytest
 
+from config.apps import APP_MODULE_LAYERS, PROJECT_APPS, PROJECT_LAYERS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ["core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation"]
+PACKAGES = list(PROJECT_APPS)
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+APP_LAYERS_CONTRACT = "Layers: " + " <- ".join(" | ".join(layer) for layer in PROJECT_LAYERS)
+MODULE_LAYERS_CONTRACT = "Module layers of every app: " + " <- ".join(", ".join(layer) for layer in APP_MODULE_LAYERS)
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -29,10 +34,63 @@ def project_copy(tmp_path) -> Path:
     return tmp_path
 
 
-def test_the_layer_contract_holds(project_copy):
+def pyproject() -> dict:
+    with open(PROJECT_ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)
+
+
+def contract(name: str) -> dict:
+    (found,) = [c for c in pyproject()["tool"]["importlinter"]["contracts"] if c["name"] == name]
+    return found
+
+
+def test_pyprojects_app_lists_are_the_project_apps():
+    # pyproject.toml cannot read config/apps.py: its copies of the list are checked here
+    tool = pyproject()["tool"]
+    assert tool["setuptools"]["packages"]["find"]["include"] == ["config*", *(f"{app}*" for app in PROJECT_APPS)]
+    assert tool["ruff"]["lint"]["isort"]["known-first-party"] == ["config", *PROJECT_APPS, "tests"]
+    assert tool["importlinter"]["root_packages"] == list(PROJECT_APPS)
+    assert [c["name"] for c in tool["importlinter"]["contracts"]] == [APP_LAYERS_CONTRACT, MODULE_LAYERS_CONTRACT]
+    assert contract(APP_LAYERS_CONTRACT)["layers"] == [" | ".join(layer) for layer in reversed(PROJECT_LAYERS)]
+
+
+def app_module_layers(root: Path) -> list[list[str]]:
+    """The second contract's layers, from the outside in: each APP_MODULE_LAYERS layer's modules in
+    every app that has them."""
+    layers = []
+    for names in APP_MODULE_LAYERS:
+        modules = []
+        for app in PROJECT_APPS:
+            for name in names:
+                found = {path.stem for path in (root / app).glob(f"{name}.py")}
+                found |= {path.parent.name for path in (root / app).glob(f"{name}/__init__.py")}
+                modules += [f"{app}.{module}" for module in sorted(found)]
+        layers.append(modules)
+    return layers
+
+
+def layers_toml(layers: list[list[str]]) -> str:
+    """``layers`` as pyproject.toml writes them: one string per layer, one line per app."""
+    lines = ["layers = ["]
+    for modules in layers:
+        by_app: dict[str, list[str]] = {}
+        for module in modules:
+            by_app.setdefault(module.split(".")[0], []).append(module)
+        rows = [" : ".join(names) for names in by_app.values()]
+        lines += ['    """\\', *(f"    {row} : \\" for row in rows[:-1]), f'    {rows[-1]}""",']
+    return "\n".join([*lines, "]"])
+
+
+def test_the_module_layers_contract_names_every_apps_layer_modules():
+    listed = [[module.strip() for module in layer.split(":")] for layer in contract(MODULE_LAYERS_CONTRACT)["layers"]]
+    expected = app_module_layers(PROJECT_ROOT)
+    assert listed == expected, f"paste into pyproject.toml's second contract:\n{layers_toml(expected)}"
+
+
+def test_the_layer_contracts_hold(project_copy):
     result = lint_imports(project_copy)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -57,6 +115,32 @@ def test_an_upward_import_inside_a_function_breaks_the_contract(project_copy, mo
     imported = upward.split()[1]
     assert result.returncode == 1
     assert "1 broken" in result.stdout and f"{importer} -> {imported}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "inward"),
+    [
+        # a read that writes, in its own app and in another one
+        ("crowd/selectors.py", "from crowd.services.batches import crowd_batch_create"),
+        ("crowd/selectors.py", "from annotation.services.quality import quality_refresh"),
+        # a model that reads through a selector, a service that reaches back to an entry point
+        ("pairs/models.py", "from pairs.selectors import review_counts"),
+        ("evaluation/services/evaluations.py", "from annotation.admin.dataset_tools import DatasetTool"),
+        ("core/services/jobs.py", "from core.tasks import run_job"),
+        ("annotation/selectors_dataset.py", "from core.management.commands.data_model import Command"),
+    ],
+)
+def test_an_inward_import_inside_a_function_breaks_the_module_layers(project_copy, module, inward):
+    # given one import of an outer layer's module, hidden inside a function
+    with open(project_copy / module, "a") as handle:
+        handle.write(f"\n\ndef _inward():\n    {inward}  # noqa: F401\n")
+    # when the contracts are checked, then the second one fails and names the import
+    result = lint_imports(project_copy)
+    importer = module.removesuffix(".py").replace("/", ".")
+    imported = inward.split()[1]
+    assert result.returncode == 1 and "1 kept, 1 broken" in result.stdout
+    broken = result.stdout.split("Broken contracts", 1)[1]
+    assert "Module layers of every app" in broken and f"{importer} -> {imported}" in broken
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -163,7 +247,7 @@ def test_the_providers_own_modules_may_compare_providers(project_copy):
     assert provider_branches(project_copy) == []
 
 
-LAYER = {"core": 0, "annotation": 1, "crowd": 2, "retrieval": 2, "negatives": 2, "pairs": 2, "evaluation": 3}
+LAYER = {app: number for number, layer in enumerate(PROJECT_LAYERS) for app in layer}
 
 
 def test_foreign_keys_between_apps_point_down_the_layers():

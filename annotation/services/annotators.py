@@ -64,7 +64,3 @@ def annotators_by_label(*, labels: set[str]) -> dict[str, Annotator]:
     for annotator in Annotator.objects.bulk_create(missing):
         found[wanted[(annotator.provider, annotator.external_id)]] = annotator
     return found
-
-
-def annotator_label(annotator: Annotator) -> str:
-    return f"{annotator.provider}:{annotator.external_id}"

@@ -5,18 +5,16 @@ import io
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Avg, Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.agreement import agreement_summary, krippendorff_bootstrap
 from annotation.job_params import QualityRefreshParams
-from annotation.models import Annotator, Assignment, AssignmentStatus, Dataset, QualitySnapshot, Score
-from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
+from annotation.models import Dataset, QualitySnapshot, Score
 from annotation.selectors import filter_preview, filter_rules_current
 from annotation.selectors_agreement import OVERALL_AGREEMENT_KEY, dataset_agreement, score_category_table
+from annotation.selectors_annotators import annotators_quality
 from core.services.jobs import job_create
-
-from .annotators import annotator_label
 
 REFRESH_EVERY_SECONDS = 60
 
@@ -48,63 +46,6 @@ def quality_refresh_soon(*, dataset_id: int) -> None:
     """Queue a refresh at most once a minute per dataset (called after each submission)."""
     if cache.add(f"wellchosen:quality:{dataset_id}", 1, timeout=REFRESH_EVERY_SECONDS):
         job_create(params=QualityRefreshParams(dataset_id=dataset_id))
-
-
-def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
-    thresholds = settings.WELLCHOSEN_QC_THRESHOLDS
-    scores = Score.objects.filter(candidate__question__dataset=dataset)
-    # The annotators are those of this first query. Each later query may see scores committed
-    # since (annotation goes on while this runs); an annotator who first appears there waits for
-    # the next refresh.
-    per_annotator = list(
-        scores.values("annotator_id").annotate(
-            n=Count("id"),
-            gts=Count("id", filter=Q(candidate__is_ground_truth=True)),
-            gts_ok=Count("id", filter=Q(candidate__is_ground_truth=True, value__gte=3)),
-            ms=Avg("duration_ms"),
-        )
-    )
-    annotators = Annotator.objects.filter(pk__in=[row["annotator_id"] for row in per_annotator])
-    result = {
-        a.pk: AnnotatorQuality(
-            annotator_id=a.pk, label=annotator_label(a), blocked=a.is_blocked, excluded=a.scores_excluded
-        )
-        for a in annotators
-    }
-    for row in per_annotator:
-        quality = result.get(row["annotator_id"])
-        if quality is None:  # deleted since
-            continue
-        quality.scores, quality.ground_truths, quality.ground_truths_ok = row["n"], row["gts"], row["gts_ok"]
-        quality.seconds_per_response = round(row["ms"] / 1000, 2) if row["ms"] is not None else None
-    units = Assignment.objects.filter(question__dataset=dataset, status=AssignmentStatus.SUBMITTED)
-    for row in units.values("annotator_id").annotate(
-        n=Count("id"),
-        checks=Count("id", filter=Q(check_passed__isnull=False)),
-        passed=Count("id", filter=Q(check_passed=True)),
-    ):
-        if row["annotator_id"] in result:
-            quality = result[row["annotator_id"]]
-            quality.units, quality.checks, quality.checks_passed = row["n"], row["checks"], row["passed"]
-    # Units in which every response got the same score (one row per unit, not per score).
-    for row in (
-        scores.filter(assignment__isnull=False)
-        .values("assignment_id", "annotator_id")
-        .annotate(distinct=Count("value", distinct=True), n=Count("id"))
-    ):
-        if row["distinct"] == 1 and row["n"] >= 2 and row["annotator_id"] in result:
-            result[row["annotator_id"]].identical_units += 1
-    by_item: dict[int, list[tuple[int, int]]] = {}
-    for candidate_id, annotator_id, value in (
-        scores.counted().values_list("candidate_id", "annotator_id", "value").iterator(chunk_size=20000)
-    ):
-        by_item.setdefault(candidate_id, []).append((annotator_id, value))
-    for annotator_id, (compared, agree) in leave_one_out_agreement(by_item).items():
-        if annotator_id in result:
-            result[annotator_id].loo_compared, result[annotator_id].loo_agree = compared, agree
-    for quality in result.values():
-        quality.flags = flag(quality, thresholds)
-    return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))
 
 
 def _histogram_svg(histogram: list[int], *, low: int = 0) -> str:

@@ -14,11 +14,12 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Candidate, Dataset, DatasetTask, Question, Score
+from annotation.selectors_annotators import annotator_label
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, decode_field, encoding_check, text_field_check
 from core.services.jobs import JobProgress
 
-from .annotators import annotator_label, annotators_by_label
+from .annotators import annotators_by_label
 from .assignment import works_refresh
 
 COLUMNS = ("question_id", "candidate_id", "annotator", "score")

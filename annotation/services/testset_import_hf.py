@@ -21,11 +21,12 @@ from django.utils import timezone
 from annotation.models import Candidate, Question, TestSet, TestSetCandidate, TestSetQuestion
 from annotation.selectors import filter_rules_stored
 from annotation.selectors_agreement import candidates_agreement, dataset_agreement
+from annotation.selectors_annotators import annotator_label
 from core.errors import ImportFileError, UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash
 
-from .annotators import annotator_label, imported_annotators_get_or_create, imported_scores_insert
+from .annotators import imported_annotators_get_or_create, imported_scores_insert
 from .datasets import dataset_get_or_create
 from .questions import QuestionRecord, questions_bulk_create, source_ensure_new
 from .testset_build import package_version, testset_file_entries, testset_name_check

@@ -7,6 +7,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 
+from config.apps import PROJECT_APPS
+
 from .env import env_bool, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -103,13 +105,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "csp",
-    "core",
-    "annotation",
-    "crowd",
-    "retrieval",
-    "negatives",
-    "pairs",
-    "evaluation",
+    *PROJECT_APPS,
 ]
 
 MIDDLEWARE = [

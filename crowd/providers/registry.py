@@ -1,19 +1,20 @@
 """Which class serves each provider: a batch's provider (a CrowdProvider value) to its Provider.
-Apart from the interface (base.py), which knows none of them, this is the one module that knows
-every provider; callers get theirs here and ask it what differs."""
+Callers get theirs here and ask it what differs. The classes are registered from
+CrowdConfig.ready(), the one place that names every provider: this module knows the interface
+(base.py) only, so that a selector asking a batch's provider a question (its balance, its units per
+worker) does not import the platforms' modules, which write (a sync saves the answers it fetched)."""
 
 from core.errors import UserError
 from crowd.models import CrowdBatch
 
 from .base import Provider
-from .internal import InternalProvider
-from .link import LinkProvider
-from .mturk import MTurkProvider
-from .prolific import ProlificProvider
 
-PROVIDERS: dict[str, type[Provider]] = {
-    cls.name: cls for cls in (InternalProvider, MTurkProvider, ProlificProvider, LinkProvider)
-}
+PROVIDERS: dict[str, type[Provider]] = {}
+
+
+def providers_register(*classes: type[Provider]) -> None:
+    for cls in classes:
+        PROVIDERS[cls.name] = cls
 
 
 def provider_class(name: str) -> type[Provider]:

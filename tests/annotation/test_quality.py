@@ -6,8 +6,9 @@ import pytest
 from annotation.agreement import krippendorff_alpha, krippendorff_bootstrap
 from annotation.models import Annotator, Assignment, AssignmentStatus, DatasetMembership, QualitySnapshot
 from annotation.quality import AnnotatorQuality, flag, leave_one_out_agreement
+from annotation.selectors_annotators import annotators_quality
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.quality import annotators_quality, quality_refresh
+from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
 from tests.factories import (
     AnnotatorFactory,

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command, get_commands, load_command_class
 from django.core.management.base import CommandError
 
+from config.apps import PROJECT_APPS
 from core.models import Job
 from crowd.models import CrowdBatch
 
@@ -61,7 +62,7 @@ def test_publishing_a_production_batch_without_confirmation_fails(dataset):
 
 # What manage.py reads from the whole command line before any command sees it.
 DJANGO_GLOBAL_OPTIONS = {"--settings", "--pythonpath"}
-OUR_APPS = {"core", "annotation", "crowd", "retrieval", "evaluation"}
+OUR_APPS = set(PROJECT_APPS)
 
 
 def option_strings(parser) -> set[str]:

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from config.apps import PROJECT_APPS
 from tests.csp import csp_directives
 from tests.factories import DatasetFactory, QuestionFactory, UserFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-APPS = ("core", "annotation", "crowd", "retrieval", "evaluation", "config")
+APPS = (*PROJECT_APPS, "config")
 SITE_POLICY = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],

@@ -14,6 +14,7 @@ from annotation.services.dialogue_import import dialogues_import
 from annotation.services.score_import import scores_import
 from annotation.services.testset_import import testset_import
 from annotation.services.testset_import_hf import testset_hf_import
+from config.apps import PROJECT_APPS
 from crowd.models import CrowdAssignment
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.review import link_approvals_import
@@ -276,12 +277,12 @@ IMPORTERS = {
     ]
 }
 
-_APPS = ("core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation")
-
 
 def database_rows(importer: Importer, world: dict) -> tuple:
     """Row counts of every table of the project, and the rows the importer may update in place."""
     counts = {
-        model._meta.label: model.objects.count() for label in _APPS for model in apps.get_app_config(label).get_models()
+        model._meta.label: model.objects.count()
+        for label in PROJECT_APPS
+        for model in apps.get_app_config(label).get_models()
     }
     return counts, importer.changed_rows(world)

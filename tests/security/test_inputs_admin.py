@@ -6,10 +6,11 @@ from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
+from config.apps import PROJECT_APPS
 from core.admin.helpers import CheckedInputAdmin
 from tests.factories import DatasetFactory, UserFactory
 
-OURS = {"auth", "core", "annotation", "crowd", "retrieval", "evaluation"}
+OURS = {"auth", *PROJECT_APPS}
 
 
 def our_admins() -> list[tuple[type, admin.ModelAdmin]]:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from annotation.models import TestSet
 from annotation.services.testset_build import testset_build
 from annotation.services.testset_export import testset_export
+from config.apps import PROJECT_APPS
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, ScoreFactory
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -110,7 +111,7 @@ def test_every_csv_the_project_writes_goes_through_core_csv_safe():
     writers = re.compile(r"csv\.(writer|DictWriter)\(")
     found = [
         str(path.relative_to(ROOT))
-        for app in ("core", "annotation", "crowd", "retrieval", "evaluation", "config")
+        for app in (*PROJECT_APPS, "config")
         for path in (ROOT / app).rglob("*.py")
         if writers.search(path.read_text(encoding="utf-8"))
     ]
