@@ -1,4 +1,7 @@
-"""Frozen test sets: what was chosen, in which order, and the scores behind it."""
+"""Frozen test sets: what was chosen, in which order, and the scores behind it.
+
+The tables keep the names they were created with in the annotation app (testsets 0001 moved the
+models here without touching their rows)."""
 
 from django.db import models
 from django.db.models import Q
@@ -22,6 +25,7 @@ class TestSet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "annotation_testset"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(false_per_question__gte=1), name="testset_false_ge_1"),
@@ -37,6 +41,7 @@ class TestSetQuestion(models.Model):
     position = models.PositiveIntegerField()
 
     class Meta:
+        db_table = "annotation_testsetquestion"
         ordering = ["testset_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["testset", "position"], name="testsetquestion_unique_position"),
@@ -54,6 +59,7 @@ class TestSetCandidate(models.Model):
     scores = models.JSONField(default=list)
 
     class Meta:
+        db_table = "annotation_testsetcandidate"
         ordering = ["item_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["item", "position"], name="testsetcandidate_unique_position"),

@@ -105,6 +105,7 @@ INSTALLED_APPS = [
     "csp",
     "core",
     "annotation",
+    "testsets",
     "crowd",
     "retrieval",
     "negatives",

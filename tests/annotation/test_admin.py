@@ -5,10 +5,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Dataset, FilterRules, Question, Score, TestSet, Utterance
-from annotation.services.testset_build import testset_build
+from annotation.models import Dataset, FilterRules, Question, Score, Utterance
 from core.models import Job, JobStatus
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
+from testsets.models import TestSet
+from testsets.services.build import testset_build
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
 
@@ -112,18 +113,18 @@ def test_build_form_starts_a_build_job(admin_client, scored_dataset, django_capt
 
 def test_test_set_downloads_stream_the_frozen_files(admin_client, scored_dataset):
     testset = testset_build(dataset_name="adm", name="adm-r1")
-    response = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "tsv"]))
+    response = admin_client.get(reverse("admin:testsets_testset_download", args=[testset.pk, "tsv"]))
     assert response.streaming and response["Content-Disposition"] == 'attachment; filename="adm-r1.tsv"'
     body = b"".join(response.streaming_content)
     assert hashlib.sha256(body).hexdigest() == testset.manifest["files"]["tsv"]["sha256"]
-    manifest = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "manifest"]))
+    manifest = admin_client.get(reverse("admin:testsets_testset_download", args=[testset.pk, "manifest"]))
     assert json.loads(b"".join(manifest.streaming_content)) == testset.manifest
 
 
 def test_test_set_admin_pages_render(admin_client, scored_dataset):
     testset = testset_build(dataset_name="adm", name="adm-r1")
-    assert "adm-r1.jsonl" in admin_client.get(reverse("admin:annotation_testset_changelist")).content.decode()
-    assert "sha256" in admin_client.get(reverse("admin:annotation_testset_change", args=[testset.pk])).content.decode()
+    assert "adm-r1.jsonl" in admin_client.get(reverse("admin:testsets_testset_changelist")).content.decode()
+    assert "sha256" in admin_client.get(reverse("admin:testsets_testset_change", args=[testset.pk])).content.decode()
 
 
 @pytest.mark.parametrize(

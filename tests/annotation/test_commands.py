@@ -5,9 +5,9 @@ import pytest
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
-from annotation.models import TestSet
 from core.models import Job, JobStatus
 from tests.factories import DatasetFactory
+from testsets.models import TestSet
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
 
@@ -65,8 +65,8 @@ def test_export_of_an_unknown_test_set_is_a_command_error(db, tmp_path):
     ("alias", "command"), [("build_release", "build_testset"), ("export_release", "export_testset")]
 )
 def test_the_release_commands_say_they_are_aliases(alias, command):
-    help_text = load_command_class("annotation", alias).help
-    assert help_text == f"Alias of {command}. {load_command_class('annotation', command).help}"
+    help_text = load_command_class("testsets", alias).help
+    assert help_text == f"Alias of {command}. {load_command_class('testsets', command).help}"
 
 
 def test_build_release_and_export_release_do_what_the_test_set_commands_do(db, scored_question, tmp_path):

@@ -9,10 +9,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Candidate, TestSet
-from annotation.services.testset_build import testset_build
-from annotation.testset_io import testset_items
+from annotation.models import Candidate
 from tests.factories import DatasetFactory
+from testsets.items import testset_items
+from testsets.models import TestSet
+from testsets.services.build import testset_build
 
 GOOD = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]
@@ -147,7 +148,7 @@ def test_the_card_names_the_retrievers_and_the_counts(release, tmp_path):
 
 
 def test_the_admin_downloads_the_folder_as_a_zip(release, admin_client, tmp_path):
-    response = admin_client.get(reverse("admin:annotation_testset_download", args=[release.pk, "hf"]))
+    response = admin_client.get(reverse("admin:testsets_testset_download", args=[release.pk, "hf"]))
     assert response["Content-Disposition"] == 'attachment; filename="hf-rel.hf.zip"'
     archive = zipfile.ZipFile(BytesIO(response.content))
     files = export("hf-rel", tmp_path / "hf")
@@ -181,12 +182,12 @@ def test_staff_without_the_view_permission_cannot_download_the_folder(release, c
     from django.contrib.auth.models import User
 
     client.force_login(User.objects.create_user("staff", password="x", is_staff=True))
-    response = client.get(reverse("admin:annotation_testset_download", args=[release.pk, "hf"]))
+    response = client.get(reverse("admin:testsets_testset_download", args=[release.pk, "hf"]))
     assert response.status_code == 403
 
 
 def test_the_admin_changes_the_license_and_nothing_else(release, admin_client):
-    url = reverse("admin:annotation_testset_change", args=[release.pk])
+    url = reverse("admin:testsets_testset_change", args=[release.pk])
     response = admin_client.post(url, {"license": "cc-by-4.0", "seed": 99, "name": "renamed"})
     assert response.status_code == 302
     release.refresh_from_db()

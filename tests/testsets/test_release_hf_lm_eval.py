@@ -6,8 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Candidate, TestSet, Turn
-from annotation.services.testset_build import testset_build
+from annotation.models import Candidate, Turn
 from core.text import text_hash
 from evaluation.models import CandidateResult
 from evaluation.scoring.loading import scorer_cache_clear
@@ -15,6 +14,8 @@ from evaluation.services.evaluations import evaluation_run, evaluation_start
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
 from tests.tiny_models import TEXTS
+from testsets.models import TestSet
+from testsets.services.build import testset_build
 
 # lm-eval and the tiny GPT-2 against our scoring: nothing in it depends on the database engine
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]

@@ -1,9 +1,10 @@
 import pytest
 
-from annotation.models import Question, Score, TestSet, TestSetCandidate
-from annotation.services.testset_build import testset_build
+from annotation.models import Question, Score
 from core.errors import UserError
 from tests.factories import AnnotatorFactory, DatasetFactory, ScoreFactory
+from testsets.models import TestSet, TestSetCandidate
+from testsets.services.build import testset_build
 
 GOOD_GT = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]

@@ -8,12 +8,14 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Candidate, TestSet, TestSetCandidate
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_export import testset_export
-from annotation.testset_io import render_export, testset_items
+from annotation.models import Candidate
 from core.errors import UserError
 from tests.factories import DatasetFactory
+from testsets.formats.registry import render_export
+from testsets.items import testset_items
+from testsets.models import TestSet, TestSetCandidate
+from testsets.services.build import testset_build
+from testsets.services.export import testset_export
 
 GOOD_GT = [5, 5, 4, 5, 5]
 WRONG = [1, 1, 2, 1, 1]
@@ -249,7 +251,7 @@ def test_csv_has_a_derived_column(with_derived):
 def test_an_export_with_derived_questions_round_trips_through_the_importer(with_derived, tmp_path):
     """The TSV stays Sato et al.'s format (no column for it): derived questions import as questions."""
     from annotation.models import Dataset
-    from annotation.services.testset_import import testset_import
+    from testsets.services.import_tsv import testset_import
 
     testset_export(name="der", formats=["tsv", "jsonl", "csv"], out_dir=tmp_path)
     report = testset_import(

@@ -3,8 +3,8 @@ import json
 import pytest
 
 from annotation.models import Annotator, Candidate, Question, Score
-from annotation.services.testset_import import testset_import
 from core.errors import ImportFileError, UserError
+from testsets.services.import_tsv import testset_import
 
 TSV = (
     "Hi.\tHello.\tCoffee?\tYes, please.\tThe bus is late.\tI never drink tea.\tTomorrow.\n"

@@ -10,14 +10,15 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Annotator, Candidate, Dataset, Question, Score, TestSet, TestSetQuestion
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_export import testset_export
-from annotation.services.testset_import import testset_import
-from annotation.services.testset_import_hf import testset_hf_import
-from annotation.testset_io import testset_items
+from annotation.models import Annotator, Candidate, Dataset, Question, Score
 from core.errors import ImportFileError, UserError
 from tests.factories import DatasetFactory
+from testsets.items import testset_items
+from testsets.models import TestSet, TestSetQuestion
+from testsets.services.build import testset_build
+from testsets.services.export import testset_export
+from testsets.services.import_hf import testset_hf_import
+from testsets.services.import_tsv import testset_import
 
 pytestmark = pytest.mark.django_db
 

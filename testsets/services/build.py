@@ -6,15 +6,17 @@ from importlib.metadata import PackageNotFoundError, version
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Dataset, TestSet
+from annotation.models import Dataset
 from annotation.selectors import filter_rules_stored
-from annotation.selectors_agreement import dataset_agreement, testset_agreement
-from annotation.testset_io import EXPORTS, FORMAT_VERSIONS, export_filename, render_exports
+from annotation.selectors_agreement import dataset_agreement
 from core.errors import UserError
 from core.names import slug_check
 from core.services.jobs import JobProgress
+from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
+from testsets.models import TestSet
+from testsets.selectors import testset_agreement
 
-from .testset_rows import testset_stage
+from .rows import testset_stage
 
 
 def testset_name_check(*, name: str) -> str:
@@ -105,16 +107,16 @@ def testset_build(
 def testset_file_entries(testset: TestSet) -> dict:
     """The manifest's "files": each export's name, sha256 and format version, as the test set is now
     (every export rendered in one read of the test set)."""
-    kinds = list(EXPORTS)
+    kinds = list(EXPORT_FILES)
     digests = [hashlib.sha256() for _ in kinds]
-    for chunks in render_exports(testset, [(kind, FORMAT_VERSIONS[kind]) for kind in kinds]):
+    for chunks in render_exports(testset, [(kind, EXPORT_FILES[kind].version) for kind in kinds]):
         for digest, chunk in zip(digests, chunks, strict=True):
             digest.update(chunk.encode("utf-8"))
     return {
         kind: {
             "name": export_filename(testset, kind),
             "sha256": digest.hexdigest(),
-            "format_version": FORMAT_VERSIONS[kind],
+            "format_version": EXPORT_FILES[kind].version,
         }
         for kind, digest in zip(kinds, digests, strict=True)
     }

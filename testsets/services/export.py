@@ -1,4 +1,5 @@
-"""export_testset: write a frozen test set to a directory and check it against its manifest."""
+"""export_testset: write a frozen test set to a directory in the formats asked for, each file checked
+against the sha256 its manifest recorded."""
 
 import hashlib
 import os
@@ -7,16 +8,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.models import TestSet
-from annotation.testset_io import (
-    FORMAT_FILES,
-    FORMAT_VERSIONS,
+from core.errors import UserError
+from testsets.formats.registry import (
+    EXPORT_FILES,
+    FORMATS,
     export_filename,
     manifest_bytes,
     recorded_version,
     render_exports,
 )
-from core.errors import UserError
+from testsets.models import TestSet
 
 
 @dataclass
@@ -34,8 +35,9 @@ def testset_export(
     csv_version: int | None = None,
     jsonl_version: int | None = None,
 ) -> TestsetExport:
-    """Write the files of each format plus the manifest. Every file is checked against the sha256
-    its manifest recorded when the test set was built; a mismatch means the test set was altered.
+    """Write the files of each format plus the manifest, then what a format writes besides (the
+    Hugging Face folder). Every file is checked against the sha256 its manifest recorded when the
+    test set was built; a mismatch means the test set was altered.
 
     Files are written in the current version of their format (``csv_version`` and
     ``jsonl_version`` pick the CSV's and the JSONL's).
@@ -45,25 +47,36 @@ def testset_export(
     testset = TestSet.objects.select_related("dataset").filter(name=name).first()
     if testset is None:
         raise UserError(f"no test set {name!r}")
-    unknown = [f for f in formats if f not in FORMAT_FILES]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMAT_FILES)}")
+        raise UserError(f"unknown format(s) {', '.join(unknown)}; expected {', '.join(FORMATS)}")
     chosen = {"csv": csv_version, "jsonl": jsonl_version}
     for kind, version in chosen.items():
-        if version is not None and not 1 <= version <= FORMAT_VERSIONS[kind]:
-            raise UserError(f"the {kind.upper()} has format versions 1 to {FORMAT_VERSIONS[kind]}, not {version}")
+        current = EXPORT_FILES[kind].version
+        if version is not None and not 1 <= version <= current:
+            raise UserError(f"the {kind.upper()} has format versions 1 to {current}, not {version}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    kinds = [file.kind for f in formats for file in FORMATS[f].files]
+    export = _files_write(testset, kinds=kinds, chosen=chosen, out_dir=out_dir) if kinds else TestsetExport([])
+    for f in formats:
+        export.paths += FORMATS[f].folder_write(testset, out_dir)
+    return export
+
+
+def _files_write(testset: TestSet, *, kinds: list[str], chosen: dict, out_dir: Path) -> TestsetExport:
+    """The files of ``kinds`` and the manifest, each checked before any is moved into place."""
+    name = testset.name
     notes = []
     # Every file is written beside its target and checked first; only when all match are
     # they moved into place, so a failed export leaves nothing half-written. One read of the test
     # set renders every file (and the recorded version of a file written in another version).
     partials: list[tuple[Path, Path]] = []
     wanted: list[tuple[str, int]] = []
-    for kind in [k for f in formats for k in FORMAT_FILES[f]]:
+    for kind in kinds:
         target = out_dir / export_filename(testset, kind)
         partials.append((target.with_name(target.name + ".partial"), target))
-        wanted.append((kind, chosen.get(kind) or FORMAT_VERSIONS[kind]))
+        wanted.append((kind, chosen.get(kind) or EXPORT_FILES[kind].version))
     recorded = [recorded_version(testset, kind) for kind, _ in wanted]
     extra = [(kind, r) for (kind, version), r in zip(wanted, recorded, strict=True) if r != version]
     try:

@@ -18,19 +18,21 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Candidate, Question, TestSet, TestSetCandidate, TestSetQuestion
+from annotation.models import Candidate, Question
 from annotation.selectors import filter_rules_stored
 from annotation.selectors_agreement import candidates_agreement, dataset_agreement
+from annotation.services.annotators import annotator_label, imported_annotators_get_or_create, imported_scores_insert
+from annotation.services.datasets import dataset_get_or_create
+from annotation.services.questions import QuestionRecord, questions_bulk_create, source_ensure_new
 from core.errors import ImportFileError, UserError
 from core.services.jobs import JobProgress
 from core.text import text_hash
+from testsets.formats.hf import HFFormat
+from testsets.formats.hf.folder_read import HFFolder, hf_folder_read, release_name, sha256_check
+from testsets.formats.hf.records import HFRecord, context_digest, hf_records
+from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 
-from .annotators import annotator_label, imported_annotators_get_or_create, imported_scores_insert
-from .datasets import dataset_get_or_create
-from .questions import QuestionRecord, questions_bulk_create, source_ensure_new
-from .testset_build import package_version, testset_file_entries, testset_name_check
-from .testset_hf_folder import HFFolder, hf_folder_read, release_name, sha256_check
-from .testset_hf_records import HFRecord, context_digest, hf_records
+from .build import package_version, testset_file_entries, testset_name_check
 
 
 def testset_hf_import(
@@ -48,7 +50,7 @@ def testset_hf_import(
     dataset_name = dataset_name or name
     path = hf.data_path
     report = {
-        "format": "hf",
+        "format": HFFormat.name,
         "testset": name,
         "dataset": dataset_name,
         "questions": 0,
@@ -359,7 +361,7 @@ def _manifest_write(testset: TestSet, *, hf: HFFolder, digest: str) -> None:
         "annotators_per_item": testset.dataset.annotators_per_item,
         "rules": None,
         "imported_from": {
-            "format": "hf",
+            "format": HFFormat.name,
             "folder": hf.folder.resolve().name,
             "data_file": hf.data_file,
             "sha256": digest,

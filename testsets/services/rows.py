@@ -14,20 +14,11 @@ from contextlib import contextmanager
 
 from django.db import connection
 
-from annotation.models import (
-    Annotator,
-    Candidate,
-    Dataset,
-    FilterRules,
-    Question,
-    Score,
-    TestSet,
-    TestSetCandidate,
-    TestSetQuestion,
-)
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Question, Score
 from annotation.rules import plan_questions
 from annotation.selectors import FilterPreview, question_pools_stream
 from core.bulk import BulkWriter, ModelRows, bulk_writer
+from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 
 _QUESTIONS = "wellchosen_testset_stage_questions"
 _CANDIDATES = "wellchosen_testset_stage_candidates"

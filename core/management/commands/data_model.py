@@ -3,7 +3,7 @@
 from django.apps import apps
 from django.core.management.base import BaseCommand
 
-PROJECT_APPS = ("core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation")
+PROJECT_APPS = ("core", "annotation", "testsets", "crowd", "retrieval", "negatives", "pairs", "evaluation")
 
 
 def data_model_mermaid() -> str:

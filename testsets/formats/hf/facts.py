@@ -5,26 +5,16 @@ or from its dataset, so exporting twice says the same.
 """
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from annotation.agreement import N_CATEGORIES, fleiss_bootstrap, krippendorff_bootstrap
-from annotation.models import Dataset, TestSet
-from annotation.testset_io import testset_items
+from annotation.annotator_pay import annotator_pay_lines
+from testsets.items import testset_items
+from testsets.models import TestSet
 
 from .records import hf_record, question_keys
-
-# Lines on how annotators were recruited and paid, per dataset. The crowd app registers one
-# (annotation may not import it); without it the card leaves pay for the researcher to fill in.
-AnnotatorPayLines = Callable[[Dataset], list[str]]
-_pay_lines: list[AnnotatorPayLines] = []
-
-
-def annotator_pay_register(lines: AnnotatorPayLines) -> None:
-    if lines not in _pay_lines:
-        _pay_lines.append(lines)
 
 
 @dataclass
@@ -63,7 +53,7 @@ def release_facts(testset: TestSet) -> ReleaseFacts:
     facts.annotators = len(labels)
     counts = np.array(table, dtype=np.int64).reshape(-1, N_CATEGORIES)
     facts.agreement = {"fleiss": fleiss_bootstrap(counts), "krippendorff_ordinal": krippendorff_bootstrap(counts)}
-    facts.pay = [line for lines in _pay_lines for line in lines(testset.dataset)]
+    facts.pay = annotator_pay_lines(testset.dataset)
     return facts
 
 

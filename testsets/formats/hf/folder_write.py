@@ -1,4 +1,4 @@
-"""export_testset --format hf: a release as one self-contained Hugging Face dataset folder.
+"""export_testset --format hf: a release written as one self-contained Hugging Face dataset folder.
 
 data/test.jsonl and data/test.parquet (one record per question), README.md (the dataset card),
 croissant.json, lm_eval/wellchosen_<release>.yaml and manifest.json (the sha256 of every other
@@ -13,14 +13,15 @@ import os
 import zipfile
 from pathlib import Path
 
-from annotation.hf_release.card import render_card
-from annotation.hf_release.croissant import render_croissant
-from annotation.hf_release.facts import release_facts
-from annotation.hf_release.lm_eval_task import DATA_FILE, lm_eval_task_path, render_lm_eval_task
-from annotation.hf_release.records import render_hf_jsonl, render_hf_parquet
-from annotation.models import TestSet
-from annotation.testset_io import recorded_version, render_export
 from core.errors import UserError
+from testsets.formats.registry import recorded_version, render_export
+from testsets.models import TestSet
+
+from .card import render_card
+from .croissant import render_croissant
+from .facts import release_facts
+from .lm_eval_task import DATA_FILE, lm_eval_task_path, render_lm_eval_task
+from .records import render_hf_jsonl, render_hf_parquet
 
 MANIFEST = "manifest.json"
 # A zip entry's date: the earliest a zip can hold, so that the archive's bytes do not depend on when.
@@ -49,12 +50,9 @@ def hf_folder_files(testset: TestSet) -> dict[str, bytes]:
     return files
 
 
-def testset_export_hf(*, name: str, out_dir: Path) -> list[Path]:
+def hf_folder_write(*, testset: TestSet, out_dir: Path) -> list[Path]:
     """Write the folder into ``out_dir``. Files are written beside their targets and moved into
     place only when all are written, so a failed export leaves no half-written folder."""
-    testset = TestSet.objects.select_related("dataset").filter(name=name).first()
-    if testset is None:
-        raise UserError(f"no test set {name!r}")
     files = hf_folder_files(testset)
     out_dir = Path(out_dir)
     moves = []

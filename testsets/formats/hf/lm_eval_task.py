@@ -17,7 +17,7 @@ continuation of the context, the choice with the highest summed log-probability 
   WellChosen's own evaluation, not through this task.
 """
 
-from annotation.models import TestSet
+from testsets.models import TestSet
 
 DATA_FILE = "data/test.jsonl"
 LM_EVAL_DIR = "lm_eval"

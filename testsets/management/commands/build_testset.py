@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from annotation.job_params import BuildTestsetParams
 from core.commands import format_report, job_run_here
+from testsets.job_params import BuildTestsetParams
 
 
 class Command(BaseCommand):

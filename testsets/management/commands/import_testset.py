@@ -1,11 +1,20 @@
+import dataclasses
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.job_params import ImportHFTestsetParams, ImportTestsetParams
 from core.commands import format_report, job_run_here
+from testsets.formats.registry import FORMATS, readable_formats
+from testsets.job_params import ImportTestsetParams
 
-FORMATS = ("tsv", "hf")
+# option -> the field of a format's import job that takes it
+OPTION_FIELDS = {
+    "scores": "scores_path",
+    "dataset": "dataset",
+    "name": "name",
+    "context_turns": "context_turns",
+    "encoding": "encoding",
+}
 
 
 class Command(BaseCommand):
@@ -17,7 +26,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="the TSV file, or the folder with --format hf")
-        parser.add_argument("--format", choices=FORMATS, default="tsv")
+        parser.add_argument("--format", choices=readable_formats(), default="tsv")
         parser.add_argument("--scores", type=Path, help="human_scores.jsonl aligned with the TSV")
         parser.add_argument("--dataset", help="required for tsv; for hf the test set's name by default")
         parser.add_argument("--name", help="hf: the test set's name (default: the manifest's, else the folder's)")
@@ -27,33 +36,30 @@ class Command(BaseCommand):
         parser.add_argument("--encoding", help=f"tsv (default {ImportTestsetParams.default('encoding')})")
 
     def handle(self, *args, **o):
-        if o["format"] == "hf":
-            given = [
-                flag
-                for flag, key in (
-                    ("--scores", "scores"),
-                    ("--context-turns", "context_turns"),
-                    ("--encoding", "encoding"),
-                )
-                if o[key] is not None
-            ]
-            if given:
-                raise CommandError(f"{', '.join(given)}: for the tsv format only")
-            params = ImportHFTestsetParams(path=str(o["path"].resolve()), dataset=o["dataset"], name=o["name"])
-        else:
-            if o["dataset"] is None:
-                raise CommandError("--dataset is required for the tsv format")
-            if o["name"] is not None:
-                raise CommandError("--name: for the hf format only (a TSV is imported as a dataset, not a test set)")
-            params = ImportTestsetParams(
-                path=str(o["path"].resolve()),
-                scores_path=str(o["scores"].resolve()) if o["scores"] else None,
-                dataset=o["dataset"],
-                context_turns=_or_default(o["context_turns"], "context_turns"),
-                encoding=_or_default(o["encoding"], "encoding"),
-            )
+        params_class = FORMATS[o["format"]].import_params
+        fields = {f.name: f for f in dataclasses.fields(params_class)}
+        given = {option: o[option] for option in OPTION_FIELDS if o[option] is not None}
+        foreign = [option for option in given if OPTION_FIELDS[option] not in fields]
+        if foreign:
+            others = [n for n in readable_formats() if OPTION_FIELDS[foreign[0]] in _field_names(n)]
+            raise CommandError(f"{', '.join(_flag(f) for f in foreign)}: for the {' and '.join(others)} format only")
+        values = {OPTION_FIELDS[option]: value for option, value in given.items()}
+        for name, field in fields.items():
+            if name != "path" and name not in values and _required(field):
+                option = next(opt for opt, f in OPTION_FIELDS.items() if f == name)
+                raise CommandError(f"{_flag(option)} is required for the {o['format']} format")
+        values = {key: str(value.resolve()) if isinstance(value, Path) else value for key, value in values.items()}
+        params = params_class(path=str(o["path"].resolve()), **values)
         self.stdout.write(format_report(job_run_here(params=params).result))
 
 
-def _or_default(value, name: str):
-    return ImportTestsetParams.default(name) if value is None else value
+def _field_names(format_name: str) -> set[str]:
+    return {f.name for f in dataclasses.fields(FORMATS[format_name].import_params)}
+
+
+def _required(field: dataclasses.Field) -> bool:
+    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
