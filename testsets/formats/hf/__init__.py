@@ -23,7 +23,9 @@ class HFFormat(TestsetFormat):
         record first."""
         from .folder_write import hf_folder_zip
 
-        return [Download("hf", f"{testset.name}.hf.zip", "application/zip", lambda: hf_folder_zip(testset))]
+        return [
+            Download(self.name, f"{testset.name}.{self.name}.zip", "application/zip", lambda: hf_folder_zip(testset))
+        ]
 
     def folder_write(self, testset: TestSet, out_dir: Path) -> list[Path]:
         from .folder_write import hf_folder_write

@@ -25,6 +25,9 @@ from core.text import text_hash
 from testsets.items import TestSetItem
 from testsets.models import TestSet, TestSetQuestion
 
+# The source a release gives its original ground truths; read back as "imported", like every
+# imported candidate.
+GROUND_TRUTH_SOURCE = "ground_truth"
 # name -> (type as the Hub's card writes it, what it is). Parquet and croissant.json follow it.
 RECORD_FIELDS = {
     "question_id": ("string", "the question's key in the release: '<release>-<position>', the same in every database"),
@@ -54,7 +57,7 @@ def question_keys(testset: TestSet) -> dict[int, str]:
 
 def choice_source(candidate) -> str:
     # The dialogue's own next turn is a Candidate too (source "imported" when the dialogue was read).
-    return "ground_truth" if candidate.is_ground_truth else candidate.source
+    return GROUND_TRUTH_SOURCE if candidate.is_ground_truth else candidate.source
 
 
 def hf_record(item: TestSetItem, keys: dict[int, str]) -> dict:
@@ -100,8 +103,6 @@ def render_hf_parquet(records: list[dict]) -> bytes:
 # Reading the records back (import_testset --format hf)
 
 FIELDS = tuple(RECORD_FIELDS)
-# The source a release gives its original ground truths; stored as "imported" like every imported one.
-GROUND_TRUTH_SOURCE = "ground_truth"
 SOURCES = (GROUND_TRUTH_SOURCE, *CandidateSource.values)
 MAX_QUESTION_ID_CHARS = 200
 # Bounds that keep one line from creating thousands of placeholder annotators or candidates.
