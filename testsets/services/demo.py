@@ -1,16 +1,18 @@
-"""The demo's annotated dataset (a released test set in Sato et al.'s format, annotation/demo/) and
-a test set built from it: a demo step (annotation.services.demo), registered in apps.py."""
+"""The demo's annotated dataset (a released test set in Sato et al.'s format, testsets/demo/) and a
+test set built from it: a demo step (annotation.services.demo), registered in apps.py."""
+
+from pathlib import Path
 
 from django.db import transaction
 
 from annotation.models import Dataset
-from annotation.services.demo import DEMO_DIR
 from core.readable import count
 from testsets.models import TestSet
 
 from .build import testset_build
 from .import_tsv import testset_import
 
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_ANNOTATED = "demo-annotated"
 DEMO_TESTSET = "demo-annotated-v1"
 
