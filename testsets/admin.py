@@ -11,7 +11,8 @@ from annotation.models import Dataset
 from annotation.selectors import filter_rules_current
 from core.admin.helpers import CheckedInputAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
-from testsets.formats.registry import FORMATS, manifest_bytes
+from testsets.formats.base import manifest_bytes
+from testsets.formats.registry import FORMATS
 from testsets.forms import BuildTestsetForm, TestsetImportForm
 from testsets.models import TestSet
 

@@ -6,13 +6,14 @@ exports stream), a folder of its own (``folder_write``), downloads for the admin
 and name the job that reads it back (``import_params``).
 """
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from core.job_registry import JobParams
-from testsets.items import TestSetItem
+from testsets.items import TestSetItem, testset_items
 from testsets.models import TestSet
 
 # A renderer: the test set's items (in order), the test set and a format version -> text chunks.
@@ -28,6 +29,13 @@ class ExportFile:
     content_type: str
     version: int  # the current version of its format; older ones re-create the bytes of older builds
     render: Renderer
+
+    def filename(self, testset: TestSet) -> str:
+        return f"{testset.name}{self.suffix}"
+
+    def rendered(self, testset: TestSet, *, version: int | None = None) -> Iterator[str]:
+        """The file of ``testset`` in format ``version`` (the current one by default), read anew."""
+        return self.render(testset_items(testset), testset, self.version if version is None else version)
 
 
 @dataclass(frozen=True)
@@ -54,17 +62,24 @@ class TestsetFormat:
 
     def downloads(self, testset: TestSet) -> list[Download]:
         """One streamed download per file, rendered in its current version."""
-        from .registry import export_filename, render_export
 
-        def body(kind: str) -> Callable[[], Iterator[bytes]]:
-            return lambda: (chunk.encode("utf-8") for chunk in render_export(testset, kind))
+        def body(file: ExportFile) -> Callable[[], Iterator[bytes]]:
+            return lambda: (chunk.encode("utf-8") for chunk in file.rendered(testset))
 
-        return [
-            Download(f.kind, export_filename(testset, f.kind), f"{f.content_type}; charset=utf-8", body(f.kind))
-            for f in self.files
-        ]
+        return [Download(f.kind, f.filename(testset), f"{f.content_type}; charset=utf-8", body(f)) for f in self.files]
 
     def folder_write(self, testset: TestSet, out_dir: Path) -> list[Path]:
         """Write what the format writes besides its ``files`` (a whole folder, for the Hugging Face
         layout) into ``out_dir``; the paths written."""
         return []
+
+
+def recorded_version(testset: TestSet, kind: str) -> int:
+    """The format version whose sha256 the test set's manifest records for ``kind`` (a manifest
+    that names none was built in version 1 of every format)."""
+    return testset.manifest["files"][kind].get("format_version", 1)
+
+
+def manifest_bytes(testset: TestSet) -> bytes:
+    """The manifest as the exports write it beside the files (``<name>.manifest.json``)."""
+    return (json.dumps(testset.manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

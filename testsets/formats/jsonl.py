@@ -50,14 +50,15 @@ def render_jsonl(items: Iterable[TestSetItem], *, version: int = 3) -> Iterator[
         yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+JSONL_FILE = ExportFile(
+    kind="jsonl",
+    suffix=".jsonl",
+    content_type="application/jsonl",
+    version=3,
+    render=lambda items, testset, version: render_jsonl(items, version=version),
+)
+
+
 class JSONLFormat(TestsetFormat):
     name = "jsonl"
-    files = (
-        ExportFile(
-            kind="jsonl",
-            suffix=".jsonl",
-            content_type="application/jsonl",
-            version=3,
-            render=lambda items, testset, version: render_jsonl(items, version=version),
-        ),
-    )
+    files = (JSONL_FILE,)

@@ -5,7 +5,6 @@ A new format is a TestsetFormat subclass in a module of its own, listed here.
 """
 
 import itertools
-import json
 from collections.abc import Iterator
 
 from core.errors import UserError
@@ -41,7 +40,7 @@ def readable_formats() -> list[str]:
 
 
 def export_filename(testset: TestSet, kind: str) -> str:
-    return f"{testset.name}{EXPORT_FILES[kind].suffix}"
+    return EXPORT_FILES[kind].filename(testset)
 
 
 def version_check(kind: str, version: int) -> None:
@@ -55,7 +54,7 @@ def render_export(testset: TestSet, kind: str, *, version: int | None = None) ->
     file = EXPORT_FILES[kind]
     version = file.version if version is None else version
     version_check(kind, version)
-    return file.render(testset_items(testset), testset, version)
+    return file.rendered(testset, version=version)
 
 
 def render_exports(testset: TestSet, wanted: list[tuple[str, int]]) -> Iterator[tuple[str, ...]]:
@@ -71,13 +70,3 @@ def render_exports(testset: TestSet, wanted: list[tuple[str, int]]) -> Iterator[
         for items, (kind, version) in zip(streams, wanted, strict=True)
     ]
     return itertools.zip_longest(*renderers, fillvalue="")
-
-
-def recorded_version(testset: TestSet, kind: str) -> int:
-    """The format version whose sha256 the test set's manifest records for ``kind`` (a manifest
-    that names none was built in version 1 of every format)."""
-    return testset.manifest["files"][kind].get("format_version", 1)
-
-
-def manifest_bytes(testset: TestSet) -> bytes:
-    return (json.dumps(testset.manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

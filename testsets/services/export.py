@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import UserError
+from testsets.formats.base import manifest_bytes, recorded_version
 from testsets.formats.registry import (
     EXPORT_FILES,
     FORMATS,
     export_filename,
-    manifest_bytes,
-    recorded_version,
     render_exports,
 )
 from testsets.models import TestSet

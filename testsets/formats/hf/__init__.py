@@ -11,6 +11,7 @@ from testsets.job_params import ImportHFTestsetParams
 from testsets.models import TestSet
 
 from ..base import Download, TestsetFormat
+from .folder_write import hf_folder_write, hf_folder_zip
 
 
 class HFFormat(TestsetFormat):
@@ -21,13 +22,9 @@ class HFFormat(TestsetFormat):
     def downloads(self, testset: TestSet) -> list[Download]:
         """The folder as a zip, built in memory: the Parquet and the manifest of sha256 need every
         record first."""
-        from .folder_write import hf_folder_zip
-
         return [
             Download(self.name, f"{testset.name}.{self.name}.zip", "application/zip", lambda: hf_folder_zip(testset))
         ]
 
     def folder_write(self, testset: TestSet, out_dir: Path) -> list[Path]:
-        from .folder_write import hf_folder_write
-
         return hf_folder_write(testset=testset, out_dir=out_dir)

@@ -14,9 +14,10 @@ import zipfile
 from pathlib import Path
 
 from core.errors import UserError
-from testsets.formats.registry import recorded_version, render_export
 from testsets.models import TestSet
 
+from ..base import recorded_version
+from ..jsonl import JSONL_FILE
 from .card import render_card
 from .croissant import render_croissant
 from .facts import release_facts
@@ -89,7 +90,7 @@ def _check_unaltered(testset: TestSet) -> None:
     folder is made of the same rows."""
     expected = testset.manifest.get("files", {}).get("jsonl", {}).get("sha256")
     digest = hashlib.sha256()
-    for chunk in render_export(testset, "jsonl", version=recorded_version(testset, "jsonl")):
+    for chunk in JSONL_FILE.rendered(testset, version=recorded_version(testset, JSONL_FILE.kind)):
         digest.update(chunk.encode("utf-8"))
     if digest.hexdigest() != expected:
         raise UserError(
