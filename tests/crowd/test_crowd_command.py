@@ -61,7 +61,7 @@ def test_publishing_a_production_batch_without_confirmation_fails(dataset):
 
 # What manage.py reads from the whole command line before any command sees it.
 DJANGO_GLOBAL_OPTIONS = {"--settings", "--pythonpath"}
-OUR_APPS = {"core", "annotation", "crowd", "retrieval", "evaluation"}
+OUR_APPS = {"core", "annotation", "testsets", "crowd", "retrieval", "evaluation"}
 
 
 def option_strings(parser) -> set[str]:

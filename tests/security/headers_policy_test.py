@@ -15,7 +15,7 @@ from tests.csp import csp_directives
 from tests.factories import DatasetFactory, QuestionFactory, UserFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-APPS = ("core", "annotation", "crowd", "retrieval", "evaluation", "config")
+APPS = ("core", "annotation", "testsets", "crowd", "retrieval", "evaluation", "config")
 SITE_POLICY = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],

@@ -276,7 +276,7 @@ IMPORTERS = {
     ]
 }
 
-_APPS = ("core", "annotation", "crowd", "retrieval", "negatives", "pairs", "evaluation")
+_APPS = ("core", "annotation", "testsets", "crowd", "retrieval", "negatives", "pairs", "evaluation")
 
 
 def database_rows(importer: Importer, world: dict) -> tuple:

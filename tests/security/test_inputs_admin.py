@@ -9,7 +9,7 @@ from django.urls import reverse
 from core.admin.helpers import CheckedInputAdmin
 from tests.factories import DatasetFactory, UserFactory
 
-OURS = {"auth", "core", "annotation", "crowd", "retrieval", "evaluation"}
+OURS = {"auth", "core", "annotation", "testsets", "crowd", "retrieval", "evaluation"}
 
 
 def our_admins() -> list[tuple[type, admin.ModelAdmin]]:

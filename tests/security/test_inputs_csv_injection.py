@@ -110,7 +110,7 @@ def test_every_csv_the_project_writes_goes_through_core_csv_safe():
     writers = re.compile(r"csv\.(writer|DictWriter)\(")
     found = [
         str(path.relative_to(ROOT))
-        for app in ("core", "annotation", "crowd", "retrieval", "evaluation", "config")
+        for app in ("core", "annotation", "testsets", "crowd", "retrieval", "evaluation", "config")
         for path in (ROOT / app).rglob("*.py")
         if writers.search(path.read_text(encoding="utf-8"))
     ]
