@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+# False candidates per question of a test set (Sato et al.: 3): the filter preview's default, and
+# the test-set build's (testsets.job_params.BuildTestsetParams).
+FALSE_PER_QUESTION = 3
+
 
 class Thresholds(Protocol):
     acceptable_min_score: int

@@ -22,6 +22,7 @@ from annotation.models import (
     counted_scores_q,
 )
 from annotation.rules import (
+    FALSE_PER_QUESTION,
     FalseDecision,
     GroundTruthDecision,
     QuestionPool,
@@ -343,7 +344,9 @@ class FilterPreview:
         return f"{head}. Of {self.questions:,} questions: {reasons}{tail}."
 
 
-def filter_preview(*, dataset: Dataset, rules: FilterRules, false_per_question: int = 3) -> FilterPreview:
+def filter_preview(
+    *, dataset: Dataset, rules: FilterRules, false_per_question: int = FALSE_PER_QUESTION
+) -> FilterPreview:
     """Dry run of the filter rules and the question builder: what each rule removes and how many
     questions a test set built now would have."""
     preview = FilterPreview.start(dataset=dataset, rules=rules, false_per_question=false_per_question)

@@ -1,4 +1,4 @@
-"""Reads: agreement of annotators over scores (a dataset's, a test set's, the site's)."""
+"""Reads: agreement of annotators over scores (a dataset's, a set of candidates', the site's)."""
 
 import numpy as np
 from django.core.cache import cache
@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from annotation.agreement import N_CATEGORIES, agreement_summary
-from annotation.models import Dataset, Score, TestSet, TestSetCandidate
+from annotation.models import Dataset, Score
 
 
 def score_category_table(*, scores: QuerySet) -> np.ndarray:
@@ -47,9 +47,3 @@ def candidates_agreement(*, candidate_ids: list[int]) -> dict:
         chunk = candidate_ids[start : start + 5000]
         tables.append(score_category_table(scores=Score.objects.counted().filter(candidate_id__in=chunk)))
     return agreement_summary(np.concatenate(tables) if tables else np.zeros((0, N_CATEGORIES), dtype=np.int64))
-
-
-def testset_agreement(*, testset: TestSet) -> dict:
-    """Agreement on the candidates of a test set, over the scores counted now (one query)."""
-    chosen = TestSetCandidate.objects.filter(item__testset=testset).values("candidate_id")
-    return agreement_summary(score_category_table(scores=Score.objects.counted().filter(candidate_id__in=chosen)))

@@ -1,5 +1,5 @@
 """Reads of a dataset's state as the workspace and the dashboard show it: progress of the
-annotation, its corpus, units still to open, its test sets. Aggregate queries only: the same
+annotation, its corpus, units still to open. Aggregate queries only: the same
 number of queries at any size."""
 
 from datetime import timedelta
@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Candidate, Dataset, Question, QuestionWork, Score, TestSet
+from annotation.models import Assignment, AssignmentStatus, Candidate, Dataset, Question, QuestionWork, Score
 
 
 def dataset_progress(*, dataset: Dataset) -> dict:
@@ -92,15 +92,3 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict:
 def dataset_units_to_open(*, dataset: Dataset) -> int:
     """Original questions that are no unit of work yet (what annotation_open would add)."""
     return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
-
-
-def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
-    """How many test sets (releases) were built from the dataset, and the newest ``limit``."""
-    testsets = TestSet.objects.filter(dataset=dataset)
-    rows = [
-        {"pk": pk, "name": name, "created_at": created, "questions": (manifest.get("counts") or {}).get("questions")}
-        for pk, name, created, manifest in testsets.order_by("-created_at", "-id").values_list(
-            "pk", "name", "created_at", "manifest"
-        )[:limit]
-    ]
-    return (len(rows) if len(rows) < limit else testsets.count()), rows

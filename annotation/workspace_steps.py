@@ -1,24 +1,13 @@
 """This app's steps of the dataset workspace (annotation.workspace): importing dialogues, opening
-them for annotation, annotation itself, the filter preview and the releases (test sets)."""
+them for annotation, annotation itself and the filter preview (the releases: testsets.workspace)."""
 
 from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from annotation.job_params import (
-    BuildTestsetParams,
-    ImportDialoguesParams,
-    ImportHFTestsetParams,
-    ImportTestsetParams,
-    QualityRefreshParams,
-)
+from annotation.job_params import ImportDialoguesParams, QualityRefreshParams
 from annotation.models import Dataset, QualitySnapshot
-from annotation.selectors_dataset import (
-    dataset_corpus_counts,
-    dataset_progress,
-    dataset_testsets,
-    dataset_units_to_open,
-)
+from annotation.selectors_dataset import dataset_corpus_counts, dataset_progress, dataset_units_to_open
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from core.selectors import job_params_q
 
@@ -49,9 +38,18 @@ def import_state(dataset: Dataset) -> StepState:
     )
 
 
+# Job kinds that import questions into a dataset named by their "dataset" parameter: this app's,
+# and those a higher app registers (testsets: a released test set imported as a dataset).
+_import_kinds: list[str] = [ImportDialoguesParams.kind]
+
+
+def dataset_import_kind_register(kind: str) -> None:
+    if kind not in _import_kinds:
+        _import_kinds.append(kind)
+
+
 def import_jobs(dataset: Dataset):
-    kinds = [ImportDialoguesParams.kind, ImportTestsetParams.kind, ImportHFTestsetParams.kind]
-    return job_params_q(kinds=kinds, key="dataset", value=dataset.name)
+    return job_params_q(kinds=list(_import_kinds), key="dataset", value=dataset.name)
 
 
 def open_state(dataset: Dataset) -> StepState:
@@ -125,7 +123,8 @@ def annotated_state(dataset: Dataset) -> StepState:
     )
 
 
-def _preview(dataset: Dataset) -> tuple[QualitySnapshot | None, dict | None]:
+def preview_memo(dataset: Dataset) -> tuple[QualitySnapshot | None, dict | None]:
+    """The dataset's newest quality snapshot and the filter preview it holds (once per page)."""
     snapshot = workspace_memo(dataset, "snapshot", QualitySnapshot.objects.filter(dataset=dataset).first)
     return snapshot, (snapshot.data.get("preview") if snapshot else None)
 
@@ -143,7 +142,7 @@ def preview_reason(preview: dict) -> str:
 
 
 def preview_state(dataset: Dataset) -> StepState:
-    snapshot, preview = _preview(dataset)
+    snapshot, preview = preview_memo(dataset)
     last_score = workspace_memo(dataset, "progress", lambda: dataset_progress(dataset=dataset))["last_score_at"]
     refresh = Action(
         "Refresh the preview", reverse("dashboard-refresh", args=[dataset.name]), "annotation.change_dataset", "post"
@@ -195,36 +194,6 @@ def preview_jobs(dataset: Dataset):
     return job_params_q(kinds=[QualityRefreshParams.kind], key="dataset_id", value=dataset.pk)
 
 
-def releases_state(dataset: Dataset) -> StepState:
-    total, rows = workspace_memo(dataset, "testsets", lambda: dataset_testsets(dataset=dataset))
-    _, preview = _preview(dataset)
-    build = reverse("admin:annotation_dataset_build", args=[dataset.pk])
-    numbers = [Number("test sets", total)]
-    buildable = (preview or {}).get("buildable_questions", 0)
-    if total:
-        return StepState(
-            StepStatus.DONE,
-            f"{total:,} test set{'s' if total != 1 else ''} built from this dataset; each is frozen with its scores "
-            "and rules.",
-            numbers,
-            [Action("Build a test set (release)", build, "annotation.add_testset", primary=False)],
-            rows=rows,
-        )
-    if buildable:
-        return StepState(
-            StepStatus.NEXT,
-            f"The preview yields {buildable:,} questions: build a release.",
-            numbers,
-            [Action("Build a test set (release)", build, "annotation.add_testset")],
-        )
-    why = preview_reason(preview) if preview else "No filter preview yet: score the responses and refresh it."
-    return StepState(StepStatus.WAITING, "No release yet.", numbers, blocked=why)
-
-
-def releases_jobs(dataset: Dataset):
-    return job_params_q(kinds=[BuildTestsetParams.kind], key="dataset", value=dataset.name)
-
-
 STEPS = [
     WorkspaceStep("import", 10, "Dialogues imported", import_state, import_jobs),
     WorkspaceStep("open", 40, "Open for annotation", open_state, rating=True),
@@ -232,7 +201,4 @@ STEPS = [
         "annotated", 50, "Annotated", annotated_state, template="dashboard/steps/_annotated.html", rating=True
     ),
     WorkspaceStep("preview", 60, "Test set yield (filter preview)", preview_state, preview_jobs),
-    WorkspaceStep(
-        "releases", 70, "Releases (test sets)", releases_state, releases_jobs, template="dashboard/steps/_releases.html"
-    ),
 ]

@@ -174,12 +174,13 @@ def build(n_questions: int) -> None:
 
 def workspace_extras(dataset, questions) -> None:
     """What the workspace's other steps read: pools, a release, and jobs of this and other datasets."""
-    from annotation.job_params import BuildTestsetParams, QualityRefreshParams
+    from annotation.job_params import QualityRefreshParams
     from annotation.models import Repository
-    from annotation.services.testset_build import testset_build
     from core.models import Job, JobStatus
     from retrieval.job_params import BuildPoolsParams
     from retrieval.models import PoolStatus, QuestionRetrieval
+    from testsets.job_params import BuildTestsetParams
+    from testsets.services.build import testset_build
 
     repository = Repository.objects.create(name="films")
     QuestionRetrieval.objects.bulk_create(

@@ -14,6 +14,7 @@ PROJECT_LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("annotation",),
     (
+        "testsets",
         "crowd",
         "retrieval",
         "negatives",

@@ -6,7 +6,7 @@ class CrowdConfig(AppConfig):
     verbose_name = "Crowd work"
 
     def ready(self) -> None:
-        from annotation.hf_release.facts import annotator_pay_register
+        from annotation.annotator_pay import annotator_pay_register
         from annotation.services.annotators_admin import annotator_platform_block_register
         from core.job_registry import job_kinds_register
         from crowd.providers.internal import InternalProvider

@@ -235,8 +235,9 @@ def unit_from_token(*, token: str, max_age_seconds: int = 7 * 86400) -> CrowdAss
 
 def crowd_pay_lines(dataset) -> list[str]:
     """How the dataset's published crowd batches paid annotators, for a test set's dataset card
-    (annotation.hf_release.facts). The reward is the batch's setting or its provider's default, in
-    the platform account's currency; read without a provider client, so no credentials are needed."""
+    (registered in annotation.annotator_pay). The reward is the batch's setting or its provider's
+    default, in the platform account's currency; read without a provider client, so no
+    credentials are needed."""
     lines = []
     for batch in CrowdBatch.objects.filter(dataset=dataset, published_at__isnull=False).order_by("name"):
         settings = batch.settings or {}

@@ -3,16 +3,7 @@
 import re
 from collections import defaultdict
 
-from annotation.models import (
-    Context,
-    DatasetTask,
-    Question,
-    Score,
-    TestSetCandidate,
-    TestSetQuestion,
-    Turn,
-    counted_scores_q,
-)
+from annotation.models import Context, DatasetTask, Question, Score, Turn, counted_scores_q
 from evaluation.human import system_human_scores
 from evaluation.models import (
     CandidateResult,
@@ -22,6 +13,7 @@ from evaluation.models import (
     QuestionResult,
     ResponseRating,
 )
+from testsets.models import TestSetCandidate, TestSetQuestion
 
 
 def context_turns(*, context_ids) -> defaultdict[int, list[str]]:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from annotation.models import Repository, TestSetCandidate, TestSetQuestion, Utterance
+from annotation.models import Repository, Utterance
 from evaluation.baselines import Question
 from evaluation.models import Campaign, GeneratedResponse
 from evaluation.selectors import context_turns, human_ratings
+from testsets.models import TestSetCandidate, TestSetQuestion
 
 
 def campaign_generation_systems(*, campaign: Campaign) -> dict[int, dict]:

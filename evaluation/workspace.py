@@ -6,11 +6,11 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.selectors_dataset import dataset_testsets
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
 from core.toy_models import TOY_PURPOSE
 from evaluation.models import Evaluation, EvaluationStatus
 from evaluation.selectors import dataset_evaluations
+from testsets.selectors import dataset_testsets
 
 
 def evaluations_state(dataset: Dataset) -> StepState:

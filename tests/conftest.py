@@ -13,6 +13,7 @@ for _name in ("HF_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN", "TRANSFORMERS_CACHE"):
 
 import pytest  # noqa: E402
 
+from annotation.models import Dataset  # noqa: E402
 from config.engines import EmbeddedRedis, RedisAddress, redis_address  # noqa: E402
 from tests.factories import CandidateFactory, QuestionFactory, ScoreFactory  # noqa: E402
 from tests.hub_double import HubDouble, hub_configure  # noqa: E402
@@ -25,6 +26,7 @@ from tests.tiny_models import (  # noqa: E402
     build_tiny_sentence_encoder,
     build_tiny_tokenizer,
 )
+from testsets.services.import_tsv import testset_import  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
@@ -184,3 +186,24 @@ def scored_question(db):
         return question
 
     return build
+
+
+@pytest.fixture
+def sato_dataset(db, shared_data, tmp_path):
+    """Sato et al.'s released human scores, imported with a TSV of placeholder texts."""
+    scores_path = shared_data / "human_annotated" / "eval-via-selection" / "human_scores.jsonl"
+    n = sum(1 for _ in scores_path.open())
+    tsv = tmp_path / "sato.tsv"
+    tsv.write_text(
+        "".join(
+            "\t".join(
+                [f"context {i} turn {t}" for t in range(3)]
+                + [f"ground truth {i}"]
+                + [f"false candidate {i}.{j}" for j in range(3)]
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
+    return Dataset.objects.get(name="sato"), scores_path

@@ -103,6 +103,9 @@ def test_the_layer_contracts_hold(project_copy):
         # crowd and retrieval share a layer: neither imports the other
         ("crowd/models.py", "from retrieval.models import RetrievalIndex"),
         ("retrieval/selectors.py", "from crowd.models import CrowdBatch"),
+        # test sets sit above annotation, beside crowd and retrieval
+        ("annotation/selectors.py", "from testsets.models import TestSet"),
+        ("crowd/selectors.py", "from testsets.selectors import dataset_testsets"),
     ],
 )
 def test_an_upward_import_inside_a_function_breaks_the_contract(project_copy, module, upward):

@@ -87,6 +87,7 @@ def test_the_build_context_holds_every_package_and_leaves_local_state_out():
         "README.md",
         "templates/base.html",
         "annotation/demo/dialogues.jsonl",
+        "testsets/demo/testset.tsv",
     ):
         assert needed in context, needed
     assert not {".venv/bin/python", "var/wellchosen.sqlite3", ".git/HEAD"} & context

@@ -1,1 +1,1 @@
-from . import corpus, scoring, testset  # noqa: F401  (registers the ModelAdmins)
+from . import corpus, scoring  # noqa: F401  (registers the ModelAdmins)

@@ -7,9 +7,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.forms import BuildTestsetForm, DatasetAdminForm, DialogueImportForm, PreviewForm, TestsetImportForm
-from annotation.job_params import BuildTestsetParams
+from annotation.forms import DatasetAdminForm, DialogueImportForm, PreviewForm
 from annotation.models import Candidate, Context, Dataset, Question, Turn
+from annotation.rules import FALSE_PER_QUESTION
 from annotation.selectors import dialogue_turns_display, filter_preview, filter_rules_current
 from annotation.selectors_agreement import dataset_agreement
 from annotation.selectors_dataset import attention_checks_status
@@ -18,7 +18,7 @@ from core import readable
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
 from core.services.uploads import upload_store
 
-from .dataset_tools import DatasetTool, dataset_tools, question_links
+from .dataset_tools import DatasetListPage, DatasetTool, dataset_list_pages, dataset_tools, question_links
 
 
 @admin.register(Dataset)
@@ -88,10 +88,7 @@ class DatasetAdmin(CheckedInputAdmin):
         links = [
             (reverse(f"admin:annotation_dataset_{tool.slug}", args=[obj.pk]), tool.label) for tool in dataset_tools()
         ]
-        links += [
-            (reverse("admin:annotation_dataset_preview", args=[obj.pk]), "filter preview & agreement"),
-            (reverse("admin:annotation_dataset_build", args=[obj.pk]), "build test set"),
-        ]
+        links.append((reverse("admin:annotation_dataset_preview", args=[obj.pk]), "filter preview & agreement"))
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     def get_urls(self):
@@ -106,18 +103,18 @@ class DatasetAdmin(CheckedInputAdmin):
                     name="annotation_dataset_import_dialogues",
                 ),
                 path(
-                    "import-testset/",
-                    view(self.import_testset_view, "annotation.add_dataset"),
-                    name="annotation_dataset_import_testset",
-                ),
-                path(
                     "<int:pk>/preview/",
                     view(self.preview_view, "annotation.view_dataset"),
                     name="annotation_dataset_preview",
                 ),
+            ]
+            + [
                 path(
-                    "<int:pk>/build/", view(self.build_view, "annotation.add_testset"), name="annotation_dataset_build"
-                ),
+                    f"{page.slug}/",
+                    view(partial(self.list_page_view, page), page.permission),
+                    name=f"annotation_dataset_{page.name}",
+                )
+                for page in dataset_list_pages()
             ]
             + [
                 path(
@@ -129,6 +126,14 @@ class DatasetAdmin(CheckedInputAdmin):
             ]
             + super().get_urls()
         )
+
+    def changelist_view(self, request, extra_context=None):
+        pages = [(reverse(f"admin:annotation_dataset_{page.name}"), page.label) for page in dataset_list_pages()]
+        return super().changelist_view(request, {**(extra_context or {}), "dataset_list_pages": pages})
+
+    def list_page_view(self, page: DatasetListPage, request):
+        """A registered page of the dataset list (dataset_list_pages)."""
+        return page.view(self, request)
 
     def tool_view(self, tool: DatasetTool, request, pk):
         """A registered dataset tool (dataset_tools): every one of them builds toward a test set."""
@@ -153,29 +158,11 @@ class DatasetAdmin(CheckedInputAdmin):
             "the ground truth. The import runs as a background job.",
         )
 
-    def import_testset_view(self, request):
-        form = TestsetImportForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            d = form.cleaned_data
-            params = form.job_params(
-                path=str(upload_store(uploaded=d["tsv"])),
-                scores_path=str(upload_store(uploaded=d["scores"])) if d["scores"] else None,
-            )
-            return start_job(request, params=params)
-        return render_form(
-            request,
-            self,
-            form=form,
-            title="Import a released test set",
-            intro="Sato et al.'s format: context turns, ground truth and false candidates, "
-            "tab-separated, with an optional human_scores.jsonl.",
-        )
-
     def preview_view(self, request, pk):
         dataset = get_object_or_404(Dataset, pk=pk)
         if dataset.is_rating:
             return self._refuse_rating(request, dataset, "the filter preview and test-set yield")
-        rules, k = filter_rules_current(), BuildTestsetParams.default("false_per_question")
+        rules, k = filter_rules_current(), FALSE_PER_QUESTION
         form = PreviewForm(request.GET or None, initial={"rules": rules, "false_per_question": k})
         if form.is_valid():
             rules = form.cleaned_data["rules"] or rules
@@ -191,26 +178,6 @@ class DatasetAdmin(CheckedInputAdmin):
             "agreement": dataset_agreement(dataset=dataset),
         }
         return TemplateResponse(request, "admin/wellchosen/dataset_preview.html", context)
-
-    def build_view(self, request, pk):
-        dataset = get_object_or_404(Dataset, pk=pk)
-        if dataset.is_rating:
-            return self._refuse_rating(request, dataset, "test-set builds")
-        form = BuildTestsetForm(request.POST or None, dataset=dataset, initial={"rules": filter_rules_current()})
-        if request.method == "POST" and form.is_valid():
-            return start_job(request, params=form.job_params(dataset=dataset))
-        response = render_form(
-            request,
-            self,
-            form=form,
-            title=f"Build a test set from {dataset.name}",
-            intro="The test set is frozen once built: its questions, candidate order, scores and "
-            "the sha256 of every export are recorded in its manifest. A build the filter preview "
-            "knows would yield no question is refused here, with the preview's reason.",
-        )
-        if request.method == "POST":  # refused: nothing was queued
-            response.status_code = 400
-        return response
 
 
 class TurnInline(admin.TabularInline):

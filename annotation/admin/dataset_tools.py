@@ -1,10 +1,12 @@
-"""Pages for one dataset that a higher app adds to the dataset admin (retrieval: candidate pools),
-and links it adds to the question admin (retrieval: the pool review page).
+"""Pages for one dataset that a higher app adds to the dataset admin (retrieval: candidate pools;
+testsets: the test-set build), pages it adds to the dataset list (testsets: importing a released
+test set), and links it adds to the question admin (retrieval: the pool review page).
 
 The dataset admin lists a link to each registered tool on every test-set dataset and serves it
-at ``<pk>/<slug>/`` under its own URLs (URL name ``admin:annotation_dataset_<slug>``). The
-registering app calls ``dataset_tool_register`` (``question_link_register``) from its
-``AppConfig.ready()``, so this app never imports it.
+at ``<pk>/<slug>/`` under its own URLs (URL name ``admin:annotation_dataset_<slug>``); a list
+page at ``<slug>/`` (URL name ``admin:annotation_dataset_<name>``), linked above the list. The
+registering app calls ``dataset_tool_register`` (``dataset_list_page_register``,
+``question_link_register``) from its ``AppConfig.ready()``, so this app never imports it.
 """
 
 from collections.abc import Callable
@@ -33,6 +35,26 @@ def dataset_tool_register(tool: DatasetTool) -> None:
 
 def dataset_tools() -> list[DatasetTool]:
     return list(_tools.values())
+
+
+@dataclass(frozen=True)
+class DatasetListPage:
+    slug: str  # in the URL
+    name: str  # the URL's name: admin:annotation_dataset_<name>
+    label: str  # the link's text above the dataset list
+    view: Callable[[ModelAdmin, HttpRequest], HttpResponse]
+    permission: str  # what a staff account needs to open it
+
+
+_list_pages: dict[str, DatasetListPage] = {}
+
+
+def dataset_list_page_register(page: DatasetListPage) -> None:
+    _list_pages[page.slug] = page
+
+
+def dataset_list_pages() -> list[DatasetListPage]:
+    return list(_list_pages.values())
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from .assignment import (
 from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
 from .repository import Repository, Utterance
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score, counted_scores_q
-from .testset import TestSet, TestSetCandidate, TestSetQuestion
 
 __all__ = [
     "DEFAULT_ERROR_LABELS",
@@ -29,9 +28,6 @@ __all__ = [
     "Question",
     "Repository",
     "Score",
-    "TestSet",
-    "TestSetCandidate",
-    "TestSetQuestion",
     "Turn",
     "Utterance",
     "counted_scores_q",

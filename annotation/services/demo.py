@@ -8,19 +8,15 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership, TestSet
-from core.readable import count
+from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership
 
 from .dialogue_import import dialogues_import
-from .testset_build import testset_build
-from .testset_import import testset_import
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 DEMO_DATASET = "demo-dialogues"
-DEMO_ANNOTATED = "demo-annotated"
-DEMO_TESTSET = "demo-annotated-v1"
 
-# Demo steps of higher apps (retrieval: the demo repository and candidate pools), registered from
+# Demo steps of higher apps (testsets: the annotated demo dataset and a test set built from it;
+# retrieval: the demo repository and candidate pools), registered from
 # their AppConfig.ready() and run after this app's own, in order. A step takes ``with_pools`` and
 # returns what it loaded, one line each; like every step it skips what is present already.
 DemoStep = Callable[[bool], list[str]]
@@ -43,28 +39,15 @@ def demo_model_step_register(step: DemoModelStep) -> None:
 
 
 def demo_load(*, with_pools: bool = True, with_models: bool = True) -> list[str]:
-    """Load the demo dataset, annotated test set and one test set built from it, then each
-    registered step of a higher app (the demo repository, candidate pools for the demo dialogues
-    and opening them for annotation), then, ``with_models``, each model step (the toy models);
+    """Load the demo dataset, then each registered step of a higher app (the annotated demo dataset
+    and a test set built from it, the demo repository, candidate pools for the demo dialogues and
+    opening them for annotation), then, ``with_models``, each model step (the toy models);
     whatever is present already is skipped."""
     done = []
     with transaction.atomic():
         if not Dataset.objects.filter(name=DEMO_DATASET).exists():
             report = dialogues_import(path=DEMO_DIR / "dialogues.jsonl", fmt="jsonl", dataset_name=DEMO_DATASET)
             done.append(f"dataset {DEMO_DATASET}: {report['questions']} questions")
-        if not Dataset.objects.filter(name=DEMO_ANNOTATED).exists():
-            report = testset_import(
-                tsv_path=DEMO_DIR / "testset.tsv",
-                scores_path=DEMO_DIR / "human_scores.jsonl",
-                dataset_name=DEMO_ANNOTATED,
-            )
-            done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {count(report['scores'])} scores")
-        if not TestSet.objects.filter(name=DEMO_TESTSET).exists():
-            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_TESTSET, seed=0)
-            counts = testset.manifest["counts"]
-            done.append(
-                f"test set {DEMO_TESTSET}: {counts['questions']} questions ({counts['derived_questions']} derived)"
-            )
     for step in _steps:
         done.extend(step(with_pools))
     for model_step in _model_steps if with_models else ():

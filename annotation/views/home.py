@@ -1,13 +1,23 @@
+from collections.abc import Callable, Iterable
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import Annotator, Dataset, TestSet
+from annotation.models import Annotator, Dataset
 from annotation.selectors_annotators import annotator_dataset_current, annotator_datasets
 from annotation.services.annotators_membership import ANY_DATASET, annotator_dataset_choose
 from core.errors import UserError
 from core.selectors import jobs_recent
+
+# Lists of a higher app on the staff's home page (testsets: the newest test sets), registered from
+# its AppConfig.ready(): the template's name for the list, the permission to see it, its rows.
+_lists: dict[str, tuple[str, Callable[[], Iterable]]] = {}
+
+
+def home_list_register(name: str, *, permission: str, rows: Callable[[], Iterable]) -> None:
+    _lists[name] = (permission, rows)
 
 
 @login_required
@@ -17,11 +27,9 @@ def home(request: HttpRequest) -> HttpResponse:
         can = request.user.has_perm
         context = {
             "datasets": Dataset.objects.order_by("name") if can("annotation.view_dataset") else [],
-            "testsets": TestSet.objects.select_related("dataset").order_by("-created_at")[:10]
-            if can("annotation.view_testset")
-            else [],
             "jobs": jobs_recent(limit=10) if can("core.view_job") else [],
         }
+        context.update({name: rows() if can(permission) else [] for name, (permission, rows) in _lists.items()})
     else:
         annotator = Annotator.objects.filter(user=request.user).first()
         if annotator is not None:

@@ -4,7 +4,6 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from annotation.models import TestSet
 from core.admin.helpers import CheckedInputAdmin, render_form
 from core.errors import UserError
 from core.forms import service_check
@@ -12,6 +11,7 @@ from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import Evaluation, System
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.systems import system_sources_check, system_toy_model_record
+from testsets.models import TestSet
 
 
 class SystemAdminForm(forms.ModelForm):

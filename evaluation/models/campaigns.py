@@ -139,7 +139,7 @@ class Campaign(models.Model):
     # CHOSEN: the test set built with well-chosen false candidates (optional: an imported campaign of
     # external systems has only the human and reference-based parts).
     testset = models.ForeignKey(
-        "annotation.TestSet", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
+        "testsets.TestSet", null=True, blank=True, on_delete=models.PROTECT, related_name="campaigns"
     )
     systems = models.ManyToManyField("evaluation.System", blank=True, related_name="campaigns")
     # One generation per system: its responses carry the human ratings and the reference-based metrics.

@@ -182,7 +182,7 @@ class EvaluationStatus(models.TextChoices):
 class Evaluation(models.Model):
     """One system on one test set: which candidate it selects for every question."""
 
-    testset = models.ForeignKey("annotation.TestSet", on_delete=models.PROTECT, related_name="evaluations")
+    testset = models.ForeignKey("testsets.TestSet", on_delete=models.PROTECT, related_name="evaluations")
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="evaluations")
     status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -209,7 +209,7 @@ class Evaluation(models.Model):
 
 class QuestionResult(models.Model):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="questions")
-    item = models.ForeignKey("annotation.TestSetQuestion", on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey("testsets.TestSetQuestion", on_delete=models.PROTECT, related_name="+")
     selected_position = models.PositiveSmallIntegerField(help_text="Position of the lowest-loss candidate.")
     correct = models.BooleanField()
 
@@ -222,7 +222,7 @@ class QuestionResult(models.Model):
 
 class CandidateResult(models.Model):
     question = models.ForeignKey(QuestionResult, on_delete=models.CASCADE, related_name="candidates")
-    candidate = models.ForeignKey("annotation.TestSetCandidate", on_delete=models.PROTECT, related_name="+")
+    candidate = models.ForeignKey("testsets.TestSetCandidate", on_delete=models.PROTECT, related_name="+")
     loss = models.FloatField(help_text="Mean token cross-entropy of the candidate given the context (nats).")
     sum_logprob = models.FloatField(null=True, blank=True, help_text="Summed token log-probability (nats).")
     n_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -2,11 +2,12 @@
 
 from django.db import transaction
 
-from annotation.models import Repository, TestSet
+from annotation.models import Repository
 from core.errors import UserError
 from core.names import slug_check
 from evaluation.models import Campaign, Generation, System
 from pairs.models import PairSet
+from testsets.models import TestSet
 
 
 def campaign_create(

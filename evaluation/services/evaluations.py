@@ -10,7 +10,6 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import TestSet
 from core.errors import UserError
 from core.models import Job
 from core.services.job_shards import job_shards_run
@@ -23,6 +22,7 @@ from evaluation.scoring.loading import scorer_for
 from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
 from evaluation.services.evaluation_shards import evaluation_shard_size, evaluation_shards_plan
 from evaluation.services.tracking import run_tracked, tracked_job_start
+from testsets.models import TestSet
 
 
 def evaluation_start(

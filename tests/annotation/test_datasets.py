@@ -4,12 +4,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Dataset, DatasetTask, TestSet
+from annotation.models import Dataset, DatasetTask
 from annotation.services.datasets import dataset_get_or_create, dataset_save
-from annotation.services.testset_build import testset_build
 from core.errors import UserError
 from core.models import Job
 from tests.factories import DatasetFactory
+from testsets.models import TestSet
+from testsets.services.build import testset_build
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
 

@@ -4,10 +4,12 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, Repository, TestSet
-from annotation.services.demo import DEMO_TESTSET, demo_load
+from annotation.models import Annotator, Candidate, Dataset, DatasetMembership, QuestionWork, Repository
+from annotation.services.demo import demo_load
 from core.models import Job, JobStatus
 from core.selectors import job_outcome
+from testsets.models import TestSet
+from testsets.services.demo import DEMO_TESTSET
 
 
 @pytest.mark.slow

@@ -13,7 +13,6 @@ from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.quality import _histogram_svg, quality_refresh
 from annotation.services.score_import import scores_import
 from annotation.services.submission import Answer, unit_submit
-from annotation.services.testset_build import testset_build
 from core.errors import ImportFileError, UserError
 from tests.factories import (
     AnnotatorFactory,
@@ -23,6 +22,7 @@ from tests.factories import (
     UserFactory,
     attention_check_repository,
 )
+from testsets.services.build import testset_build
 
 
 def rating_dataset(name="rate", *, questions=1, **fields):

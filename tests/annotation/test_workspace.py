@@ -7,11 +7,10 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, QualityRefreshParams
+from annotation.job_params import ImportDialoguesParams, QualityRefreshParams
 from annotation.models import QuestionWork
 from annotation.services.assignment import annotation_open
 from annotation.services.quality import quality_refresh
-from annotation.services.testset_build import testset_build
 from annotation.workspace import StepStatus, workspace_steps
 from core.models import Job
 from core.services.jobs import job_create
@@ -30,6 +29,8 @@ from tests.factories import (
     SystemFactory,
     staff_with,
 )
+from testsets.job_params import BuildTestsetParams
+from testsets.services.build import testset_build
 
 
 def page(client, name="ws") -> str:
@@ -181,7 +182,7 @@ def test_after_a_release_evaluations_come_next(admin_client, ready):
     assert (
         "status=done" in releases
         and "ws-v1" in releases
-        and reverse("admin:annotation_testset_change", args=[testset.pk]) in releases
+        and reverse("admin:testsets_testset_change", args=[testset.pk]) in releases
     )
     evaluations = step(html, "evaluations")
     assert "status=next" in evaluations and "No evaluation yet" in evaluations

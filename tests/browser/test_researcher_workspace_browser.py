@@ -9,7 +9,7 @@ the workspace offers, as from annotators working elsewhere."""
 
 import pytest
 
-from annotation.models import Candidate, FilterRules, TestSet
+from annotation.models import Candidate, FilterRules
 from annotation.services.demo import DEMO_DIR
 from core.models import JobStatus
 from evaluation.models import Evaluation, EvaluationStatus
@@ -17,6 +17,7 @@ from evaluation.services.demo import DEMO_SYSTEM, demo_baseline_system
 from retrieval.services.demo import DEMO_REPOSITORY, DEMO_REPOSITORY_FILE
 from retrieval.services.repository_import import repository_import
 from tests.factories import DatasetFactory, UserFactory
+from testsets.models import TestSet
 
 from .test_annotator_browser import PASSWORD, SCREENSHOTS, browser, log_in  # noqa: F401  (the chromium fixture)
 

@@ -1,8 +1,8 @@
 from django.urls import reverse
 
-from annotation.job_params import BuildTestsetParams
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create
+from testsets.job_params import BuildTestsetParams
 
 
 def test_resend_action_runs_a_pending_job_whose_message_was_lost(admin_client, django_capture_on_commit_callbacks):

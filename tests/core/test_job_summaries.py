@@ -3,15 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from annotation.job_params import (
-    BuildTestsetParams,
-    ImportDialoguesParams,
-    ImportHFTestsetParams,
-    ImportScoresParams,
-    ImportTestsetParams,
-    LoadDemoParams,
-    QualityRefreshParams,
-)
+from annotation.job_params import ImportDialoguesParams, ImportScoresParams, LoadDemoParams, QualityRefreshParams
 from core.job_registry import job_kinds_all
 from core.models import Job, JobStatus
 from core.selectors import job_outcome
@@ -20,6 +12,7 @@ from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateP
 from negatives.job_params import GenerateNegativesParams
 from pairs.job_params import BuildPairsParams, ImportPairsParams
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
+from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
 
 
 def _dataset(name="dd"):
@@ -56,7 +49,7 @@ CASES = [
         BuildTestsetParams(dataset="dd", name="t1"),
         {"testset_id": 7, "name": "t1", "questions": 33, "derived_questions": 0, "candidates": 132},
         "Built test set t1 from dataset dd: 33 questions (0 derived) with 132 candidates.",
-        lambda: reverse("admin:annotation_testset_change", args=[7]),
+        lambda: reverse("admin:testsets_testset_change", args=[7]),
     ),
     (
         QualityRefreshParams(dataset_id=3),

@@ -5,11 +5,11 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.job_params import BuildTestsetParams
 from annotation.models import Dataset
 from core.errors import UserError
 from core.models import Job, JobStatus, job_cache_key
 from core.services.jobs import JobProgress, job_cancel, job_claim, job_create
+from testsets.job_params import BuildTestsetParams
 
 
 def test_a_successful_job_records_its_result_and_times(job, execute):

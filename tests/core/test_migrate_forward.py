@@ -1,4 +1,5 @@
-"""A database made by the code before the core and crowd apps and their moved models migrates forward intact.
+"""A database made by the code before the core, crowd and testsets apps and their moved models migrates forward
+intact.
 
 The code of that commit (the parent of the commit that added core's first migration) is taken
 from git, makes a database and fills it (demo data, jobs run by its commands, candidates citing
@@ -50,6 +51,7 @@ user.user_permissions.add(
     Permission.objects.get(content_type__app_label="annotation", codename="view_crowdbatch"),
     Permission.objects.get(content_type__app_label="retrieval", codename="view_repository"),
     Permission.objects.get(content_type__app_label="retrieval", codename="view_utterance"),
+    Permission.objects.get(content_type__app_label="annotation", codename="view_testset"),
 )
 print(Job.objects.count(), RetrievalIndex.objects.count())
 """
@@ -63,6 +65,7 @@ from core.models import Job
 from crowd.models import CrowdBatch
 from evaluation.models import Campaign
 from retrieval.models import QuestionRetrieval
+from testsets.models import TestSet
 
 user = User.objects.get(username="reader")
 cited = Candidate.objects.filter(utterance__isnull=False).select_related("utterance__repository")
@@ -75,6 +78,9 @@ print(json.dumps({
     "utterances": Repository.objects.get(name="demo-subtitles").utterances.count(),
     "perms": sorted(p for p in user.get_all_permissions()),
     "crowd": [(b.name, b.dataset.name, b.tasks.count()) for b in CrowdBatch.objects.all()],
+    "testsets": [
+        (t.dataset.name, t.items.count() > 0, t.evaluations.count(), t.campaigns.count()) for t in TestSet.objects.all()
+    ],
 }))
 """
 
@@ -218,7 +224,8 @@ def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_in
     assert seen["pool_jobs"] == ["build_indexes"] and seen["campaign"] == ["demo-subtitles", "build_indexes"]
     assert seen["utterances"] == before["retrieval_utterance"][0]
     assert {"core.view_job", "annotation.view_repository", "annotation.view_utterance"} <= set(seen["perms"])
-    assert "crowd.view_crowdbatch" in seen["perms"]
+    assert "crowd.view_crowdbatch" in seen["perms"] and "testsets.view_testset" in seen["perms"]
+    assert [entry[1:] for entry in seen["testsets"]] == [[True, 1, 1]]
     assert seen["crowd"] == [["pilot", "demo-dialogues", 1]]
     # and nothing is left for makemigrations, and a job of the current code runs on it
     manage(PROJECT_ROOT, database_url, data, "makemigrations", "--check", "--dry-run")

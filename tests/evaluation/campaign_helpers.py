@@ -3,9 +3,9 @@
 import json
 
 from annotation.models import Candidate
-from annotation.services.testset_build import testset_build
 from evaluation.models import Campaign, GeneratedResponse, Generation, ResponseRating
 from tests.factories import DatasetFactory, RepositoryFactory, UtteranceFactory
+from testsets.services.build import testset_build
 
 # Human ratings (1-5, two raters) of the three systems of the campaign job and command tests.
 HUMAN_RATINGS = {"tiny": (4, 5), "shortest": (2, 3), "longest": (1, 1)}

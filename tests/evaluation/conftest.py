@@ -8,8 +8,8 @@ def testset(db, scored_question):
     """Test set r1 of dataset eval: four questions of 1 ground truth + 3 false candidates; in two of
     them one false candidate is dense."""
     from annotation.models import Candidate
-    from annotation.services.testset_build import testset_build
     from tests.factories import DatasetFactory
+    from testsets.services.build import testset_build
 
     dataset = DatasetFactory(name="eval")
     for n in range(4):

@@ -3,9 +3,10 @@
 import pytest
 from django.urls import reverse
 
-from annotation.models import FilterRules, TestSet
+from annotation.models import FilterRules
 from evaluation.models import Evaluation
 from tests.factories import DatasetFactory, SystemFactory
+from testsets.models import TestSet
 
 SUMMARY = {
     "system": "gpt2",

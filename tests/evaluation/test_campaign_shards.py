@@ -6,8 +6,6 @@ import json
 import pytest
 
 from annotation.models import FilterRules
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_import import testset_import
 from core.models import Job, JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_create, job_execute
 from evaluation.job_params import CampaignParams
@@ -21,6 +19,8 @@ from tests.evaluation.campaign_helpers import build_repository, build_testset, c
 from tests.evaluation.plugins import LongestWinsPlugin
 from tests.security.workerkill.corpus import sentences
 from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
+from testsets.services.build import testset_build
+from testsets.services.import_tsv import testset_import
 
 TRIALS = 12
 

@@ -7,7 +7,6 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError
 from django.urls import reverse
 
-from annotation.services.testset_build import testset_build
 from core.errors import UserError
 from core.models import JobStatus
 from core.services.jobs import job_execute
@@ -21,6 +20,7 @@ from evaluation.services.evaluations import evaluation_start
 from evaluation.services.systems import system_register
 from tests.evaluation.generation_support import CONTEXTS, run
 from tests.factories import DatasetFactory
+from testsets.services.build import testset_build
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.services.demo import DEMO_ANNOTATED, DEMO_TESTSET, demo_load
+from annotation.services.demo import demo_load
 from core.models import Job, JobStatus
 from core.services.jobs import job_execute
 from core.toy_models import TOY_PURPOSE, toy_marker
@@ -21,6 +21,7 @@ from evaluation.services.demo_model import DEMO_CAUSAL_SYSTEM, demo_causal_folde
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.systems import system_register
 from retrieval.services.demo import DEMO_REPOSITORY
+from testsets.services.demo import DEMO_ANNOTATED, DEMO_TESTSET
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]  # each test trains the toy models (small recipes)
 

@@ -2,9 +2,10 @@ import json
 
 from django.core.management import call_command
 
-from annotation.services.demo import DEMO_TESTSET, demo_load
+from annotation.services.demo import demo_load
 from evaluation.models import Evaluation, EvaluationStatus, System
 from evaluation.services.demo import DEMO_SYSTEM
+from testsets.services.demo import DEMO_TESTSET
 
 
 def test_the_demo_registers_the_tfidf_baseline_which_evaluates_the_demo_test_set(db, capsys):

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Score, TestSetQuestion
+from annotation.models import Score
 from core.models import Job, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
@@ -13,6 +13,7 @@ from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.services.evaluations import evaluation_start
 from evaluation.services.systems import system_register
 from tests.evaluation.plugins import ScriptedPlugin
+from testsets.models import TestSetQuestion
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ import json
 import pytest
 
 from annotation.models import FilterRules
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_import import testset_import
 from core.models import JobShard, JobShardStatus, JobStatus
 from core.services.jobs import job_execute
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult
@@ -15,6 +13,8 @@ from evaluation.services.evaluation_shards import evaluation_shard_size, evaluat
 from evaluation.services.evaluations import evaluation_run, evaluation_shard_score, evaluation_start
 from tests.security.workerkill.corpus import sentences
 from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
+from testsets.services.build import testset_build
+from testsets.services.import_tsv import testset_import
 
 pytestmark = pytest.mark.slow
 

@@ -6,9 +6,9 @@ import random
 import pytest
 from django.core.management import call_command
 
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_import import testset_import
 from evaluation.models import CandidateResult, Evaluation, EvaluationStatus
+from testsets.services.build import testset_build
+from testsets.services.import_tsv import testset_import
 
 pytestmark = pytest.mark.shared_data
 

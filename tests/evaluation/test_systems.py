@@ -5,13 +5,13 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils.module_loading import import_string
 
-from annotation.services.testset_build import testset_build
 from core.errors import UserError
 from core.models import Job
 from evaluation.models import Evaluation, System
 from evaluation.models.systems import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
+from testsets.services.build import testset_build
 
 
 def test_register_system_stores_the_template_and_resolved_paths(db, tiny_gpt2_dir, capsys):

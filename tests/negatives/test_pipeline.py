@@ -3,10 +3,9 @@ test set only when humans judged them false, and reported apart by an evaluation
 
 import pytest
 
-from annotation.models import Candidate, CandidateSource, DatasetMembership, TestSetCandidate
+from annotation.models import Candidate, CandidateSource, DatasetMembership
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.submission import Answer, unit_submit
-from annotation.services.testset_build import testset_build
 from core.services.jobs import job_execute
 from evaluation.scoring.loading import scorer_cache_clear
 from evaluation.services.evaluations import evaluation_start
@@ -15,6 +14,8 @@ from negatives.manipulation import ManipulationSettings
 from negatives.services.generation import negatives_generate
 from tests.evaluation.plugins import ScriptedPlugin
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
+from testsets.models import TestSetCandidate
+from testsets.services.build import testset_build
 
 pytestmark = pytest.mark.django_db
 

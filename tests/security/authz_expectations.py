@@ -178,7 +178,7 @@ EXPECTATIONS: dict[str, Expect] = {
     "admin:pairs_pairset_import": permission_page(read="researcher"),
     "admin:pairs_pairset_export": permission_page(read="viewer"),
     "admin:annotation_score_import": permission_page(read="researcher"),
-    "admin:annotation_testset_download": permission_page(read="viewer"),
+    "admin:testsets_testset_download": permission_page(read="viewer"),
     "admin:crowd_crowdbatch_plan": permission_page(read="viewer", write="researcher"),
     "admin:crowd_crowdbatch_review": permission_page(read="viewer", write="researcher"),
     "admin:crowd_crowdbatch_approvals": permission_page(read="researcher"),
@@ -202,7 +202,7 @@ ADMIN_MODELS: dict[str, str] = {
     "annotation/annotator": "acd",
     "annotation/score": "d",
     "annotation/filterrules": "a",  # a new version is added instead of a change
-    "annotation/testset": "c",  # frozen once built, never deleted; only its license may be changed
+    "testsets/testset": "c",  # frozen once built, never deleted; only its license may be changed
     "annotation/repository": "acd",
     "annotation/utterance": "d",
     "crowd/crowdbatch": "acd",

@@ -101,7 +101,7 @@ def url_values(world: World) -> dict[str, object]:
         "annotator_id": world.values["annotator_id"],
         "job_id": world.values["job_id"],
         "id": world.users["annotator_a"].pk,  # admin/auth/user/<id>/password/
-        "kind": "tsv",  # admin/annotation/testset/<pk>/download/<kind>/
+        "kind": "tsv",  # admin/testsets/testset/<pk>/download/<kind>/
         "content_type_id": world.values["content_type_id"],
         "pair_id": world.values["pair_id"],
     }

@@ -12,10 +12,9 @@ from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 
-from annotation.models import Annotator, Candidate, DatasetMembership, FilterRules, TestSet
+from annotation.models import Annotator, Candidate, DatasetMembership, FilterRules
 from annotation.services.assignment import annotation_open, unit_next
 from annotation.services.invitations import invite_link_token
-from annotation.services.testset_build import testset_build
 from core.models import Job
 from crowd.models import CrowdBonus, CrowdTask
 from crowd.providers.link import link_token
@@ -41,6 +40,8 @@ from tests.factories import (
     UserFactory,
     UtteranceFactory,
 )
+from testsets.models import TestSet
+from testsets.services.build import testset_build
 
 # Every role the matrix signs in as; "anonymous" has no account.
 ROLES = ("anonymous", "annotator_a", "annotator_b", "user", "staff", "viewer", "researcher")
@@ -164,7 +165,7 @@ def _release(world: World) -> None:
             "annotation.candidate": questions[0].candidates.get(is_ground_truth=True),
             "annotation.score": score,
             "annotation.filterrules": FilterRules.objects.order_by("-version").first(),
-            "annotation.testset": testset,
+            "testsets.testset": testset,
             "annotation.repository": repository,
             "annotation.utterance": utterance,
             "retrieval.retrievalindex": index,

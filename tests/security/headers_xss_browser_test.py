@@ -29,7 +29,6 @@ from annotation.services.assignment import unit_next
 from annotation.services.invitations import membership_ensure
 from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
-from annotation.services.testset_build import testset_build
 from core.models import Job
 from core.services.jobs import job_execute
 from core.text import clean_text
@@ -45,6 +44,7 @@ from tests.browser.test_annotator_browser import PASSWORD, SCREENSHOTS, browser 
 from tests.evaluation.campaign_helpers import campaign_with, rated_generation
 from tests.factories import UserFactory
 from tests.security.headers_xss_payloads import payloads
+from testsets.services.build import testset_build
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 

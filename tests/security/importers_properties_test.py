@@ -13,15 +13,17 @@ from hypothesis import strategies as st
 
 from annotation.services.dialogue_import import _parse_dailydialog, _parse_jsonl
 from annotation.services.score_import import _header, _parse_row, _split
-from annotation.services.testset_hf_records import FIELDS as HF_FIELDS
-from annotation.services.testset_hf_records import _parse as _parse_hf
-from annotation.services.testset_import import _next_scores, _parse_tsv_line, _Shape
 from core.errors import UserError
 from core.json_lines import parse_json_line
 from core.lines import LineReader, RawLine, csv_rows, decode_field
 from core.text import clean_text
 from evaluation.human import HumanRatingsError, read_zhao
 from retrieval.services.repository_import import FORMATS, _utterances
+from testsets.formats.hf.records import FIELDS as HF_FIELDS
+from testsets.formats.hf.records import _parse as _parse_hf
+from testsets.formats.tsv import TSVShape as _Shape
+from testsets.formats.tsv import scores_line_next as _next_scores
+from testsets.formats.tsv import tsv_line_parse as _parse_tsv_line
 
 # Fresh files per example in one temporary folder; no database is touched.
 PROPERTY = settings(

@@ -12,8 +12,6 @@ from annotation.models import Annotator, AnnotatorProvider, Score
 from annotation.services.assignment import annotation_open
 from annotation.services.dialogue_import import dialogues_import
 from annotation.services.score_import import scores_import
-from annotation.services.testset_import import testset_import
-from annotation.services.testset_import_hf import testset_hf_import
 from config.apps import PROJECT_APPS
 from crowd.models import CrowdAssignment
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
@@ -22,6 +20,8 @@ from evaluation.services.human_import import zhao_ratings_import
 from pairs.services.transfer import pairs_import
 from retrieval.services.repository_import import repository_import
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
+from testsets.services.import_hf import testset_hf_import
+from testsets.services.import_tsv import testset_import
 
 DAILYDIALOG = [
     "Hello , how are you ? __eou__ Fine , thanks . __eou__ Going out ? __eou__ Yes , later . __eou__",

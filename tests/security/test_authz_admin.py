@@ -8,12 +8,12 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.services.assignment import annotation_open
-from annotation.services.testset_build import testset_build
 from core.models import Job
 from crowd.models import CrowdBatch, CrowdBonus
 from crowd.services.batches import crowd_batch_create, crowd_batch_publish
 from crowd.services.work import link_unit_next, link_worker_ensure
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory, UserFactory, staff_with
+from testsets.services.build import testset_build
 
 
 def staff_client(client, *permissions: str):
@@ -40,15 +40,15 @@ def link_batch(db):
 
 
 def test_staff_without_permission_cannot_download_a_test_set(client, testset):
-    url = reverse("admin:annotation_testset_download", args=[testset.pk, "tsv"])
+    url = reverse("admin:testsets_testset_download", args=[testset.pk, "tsv"])
     response = staff_client(client).get(url)
     assert response.status_code == 403
     assert testset.items.first().question.ground_truth not in response.content.decode()
 
 
 def test_the_view_permission_is_enough_to_download_a_test_set(client, testset):
-    url = reverse("admin:annotation_testset_download", args=[testset.pk, "tsv"])
-    response = staff_client(client, "annotation.view_testset").get(url)
+    url = reverse("admin:testsets_testset_download", args=[testset.pk, "tsv"])
+    response = staff_client(client, "testsets.view_testset").get(url)
     assert response.status_code == 200
 
 

@@ -76,7 +76,7 @@ def test_every_role_gets_what_the_table_says(db, world, route):
         ("GT-SECRET-A", "annotator_a", "annotate-unit"),
         ("CTX-SECRET-A", "annotator_a", "annotate-unit"),
         ("GT-SECRET-B", "annotator_b", "annotate-next"),
-        ("GT-SECRET-R", "researcher", "admin:annotation_testset_download"),
+        ("GT-SECRET-R", "researcher", "admin:testsets_testset_download"),
         ("GT-SECRET-C", "anonymous", "crowd-unit"),
     ],
 )

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation.models import TestSet
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_export import testset_export
 from config.apps import PROJECT_APPS
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory, ScoreFactory
+from testsets.models import TestSet
+from testsets.services.build import testset_build
+from testsets.services.export import testset_export
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 HYPERLINK = '=HYPERLINK("http://evil.example/x","click here")'
@@ -80,7 +80,7 @@ def test_no_cell_of_the_exported_csv_starts_a_formula(testset, tmp_path):
 
 
 def test_no_cell_of_the_admins_csv_download_starts_a_formula(admin_client, testset):
-    response = admin_client.get(reverse("admin:annotation_testset_download", args=[testset.pk, "csv"]))
+    response = admin_client.get(reverse("admin:testsets_testset_download", args=[testset.pk, "csv"]))
     assert formula_cells(rows(b"".join(response.streaming_content).decode("utf-8"))) == []
 
 

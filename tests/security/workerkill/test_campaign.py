@@ -6,8 +6,6 @@ import json
 import pytest
 from django.db.models import F
 
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_import import testset_import
 from core.models import Job, JobShard, JobShardStatus
 from core.services.jobs import job_create
 from evaluation.job_params import CampaignParams
@@ -18,6 +16,8 @@ from evaluation.services.systems import system_register
 from tests.evaluation.campaign_helpers import build_repository, campaign_with
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
+from testsets.services.build import testset_build
+from testsets.services.import_tsv import testset_import
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 

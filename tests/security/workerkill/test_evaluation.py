@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from annotation.services.testset_build import testset_build
-from annotation.services.testset_import import testset_import
 from core.models import Job, JobShard, JobShardStatus
 from evaluation.models import CandidateResult, EvaluationStatus, GeneratedResponse, PairResult, QuestionResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
@@ -20,6 +18,8 @@ from evaluation.services.systems import system_register
 from tests.factories import PairFactory, PairSetFactory
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
+from testsets.services.build import testset_build
+from testsets.services.import_tsv import testset_import
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 

@@ -9,31 +9,16 @@ from pathlib import Path
 import pytest
 from django.db.models import Count
 
-from annotation.job_params import (
-    BuildTestsetParams,
-    ImportDialoguesParams,
-    ImportHFTestsetParams,
-    ImportScoresParams,
-    ImportTestsetParams,
-)
-from annotation.models import (
-    Candidate,
-    Context,
-    Question,
-    Repository,
-    Score,
-    TestSet,
-    TestSetCandidate,
-    TestSetQuestion,
-    Turn,
-    Utterance,
-)
-from annotation.services.testset_import import testset_import
+from annotation.job_params import ImportDialoguesParams, ImportScoresParams
+from annotation.models import Candidate, Context, Question, Repository, Score, Turn, Utterance
 from core.job_registry import JobParams
 from core.services.jobs import job_create
 from retrieval.job_params import ImportRepositoryParams
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
+from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
+from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
+from testsets.services.import_tsv import testset_import
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 

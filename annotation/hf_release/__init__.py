@@ -1,1 +1,0 @@
-"""A release as a Hugging Face dataset folder: records (JSONL, Parquet), card, croissant.json, lm-eval task."""

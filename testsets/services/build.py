@@ -1,0 +1,129 @@
+"""build_testset: freeze a test set of 1 ground truth + k false candidates per question (§3.2)."""
+
+import hashlib
+from importlib.metadata import PackageNotFoundError, version
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Dataset
+from annotation.selectors import filter_rules_stored
+from annotation.selectors_agreement import dataset_agreement
+from core.errors import UserError
+from core.names import slug_check
+from core.services.jobs import JobProgress
+from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
+from testsets.models import TestSet
+from testsets.selectors import testset_agreement
+
+from .rows import testset_stage
+
+
+def testset_name_check(*, name: str) -> str:
+    """The name of a new test set: a slug no test set has (test sets are frozen, never replaced)."""
+    slug_check(name=name, what="test set")
+    if TestSet.objects.filter(name=name).exists():
+        raise UserError(f"a test set named {name!r} exists already; test sets are frozen, choose a new name")
+    return name
+
+
+def testset_build(
+    *,
+    dataset_name: str,
+    name: str,
+    false_per_question: int = 3,
+    seed: int = 0,
+    rules_version: int | None = None,
+    progress: JobProgress | None = None,
+) -> TestSet:
+    """Build and freeze a test set. Deterministic for a seed: which candidates are chosen, which
+    acceptable candidates become derived ground truths, and the candidate order.
+
+    Set-based: the filter decisions stream from one query (the preview's), the chosen questions
+    and candidates go to a staging table, and the test set's rows are written from it in bulk,
+    a block of questions at a time (testset_rows); memory does not grow with the dataset."""
+    slug_check(name=name, what="test set")
+    if false_per_question < 1:
+        raise UserError("--false must be at least 1")
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    if dataset is None:
+        raise UserError(f"no dataset {dataset_name!r}")
+    if dataset.is_rating:
+        raise UserError(
+            f"dataset {dataset.name!r} rates generated responses 1-5 (to rank systems); "
+            "test sets are built from datasets whose candidates were scored 0-5 for selection"
+        )
+    rules = filter_rules_stored(version=rules_version)
+    with transaction.atomic():
+        testset_name_check(name=name)
+        testset = TestSet.objects.create(
+            name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question
+        )
+        with testset_stage() as stage:
+            preview = stage.plan(dataset=dataset, rules=rules, false_per_question=false_per_question, seed=seed)
+            if not stage.questions:
+                raise UserError(
+                    preview.nothing_buildable_reason()
+                    or f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false "
+                    "candidates"
+                )
+            if progress:
+                progress.update(done=1, total=4, force=True, phase="building the test set", unit="steps")
+            stage.derived_questions_create(dataset=dataset)
+            stage.items_create(testset=testset)
+            stage.candidates_create(testset=testset)
+        if progress:
+            progress.update(done=2, total=4, force=True)
+        testset.manifest = {
+            "format_version": 2,  # 2: every file entry names its format_version
+            "name": name,
+            "dataset": dataset.name,
+            "created_at": timezone.now().isoformat(),
+            "software": {"wellchosen": package_version()},
+            "seed": seed,
+            "false_per_question": false_per_question,
+            "annotators_per_item": dataset.annotators_per_item,
+            "rules": {"version": rules.version, **rules.thresholds()},
+            "counts": {
+                "questions": stage.questions,
+                "derived_questions": stage.derived,
+                "candidates": stage.candidates,
+                "scores": stage.scores,
+                "source_questions": preview.questions,
+                "candidates_by_decision": preview.candidates_by_decision,
+                "source_questions_by_ground_truth": preview.questions_by_ground_truth,
+                "source_questions_too_few_false": preview.questions_too_few_false,
+            },
+            "agreement": {
+                "dataset": dataset_agreement(dataset=dataset),
+                "release": testset_agreement(testset=testset),
+            },
+        }
+        testset.manifest["files"] = testset_file_entries(testset)
+        testset.save(update_fields=["manifest"])
+    return testset
+
+
+def testset_file_entries(testset: TestSet) -> dict:
+    """The manifest's "files": each export's name, sha256 and format version, as the test set is now
+    (every export rendered in one read of the test set)."""
+    kinds = list(EXPORT_FILES)
+    digests = [hashlib.sha256() for _ in kinds]
+    for chunks in render_exports(testset, [(kind, EXPORT_FILES[kind].version) for kind in kinds]):
+        for digest, chunk in zip(digests, chunks, strict=True):
+            digest.update(chunk.encode("utf-8"))
+    return {
+        kind: {
+            "name": export_filename(testset, kind),
+            "sha256": digest.hexdigest(),
+            "format_version": EXPORT_FILES[kind].version,
+        }
+        for kind, digest in zip(kinds, digests, strict=True)
+    }
+
+
+def package_version() -> str:
+    try:
+        return version("wellchosen")
+    except PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,93 @@
+"""import_testset: a released TSV of Sato et al. (and its human_scores.jsonl) imported as a dataset
+with scores; the lines are read by testsets.formats.tsv."""
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.services.annotators import imported_annotators_get_or_create, imported_scores_insert
+from annotation.services.datasets import dataset_get_or_create
+from annotation.services.questions import (
+    CreatedQuestion,
+    QuestionRecord,
+    questions_analyze,
+    questions_bulk_create,
+    source_ensure_new,
+)
+from core.errors import ImportFileError, UserError
+from core.lines import LineReader, encoding_check
+from core.services.jobs import JobProgress
+from testsets.formats.tsv import TSVShape, scores_line_next, tsv_line_parse
+
+
+def testset_import(
+    *,
+    tsv_path: Path,
+    dataset_name: str,
+    scores_path: Path | None = None,
+    context_turns: int = 3,
+    encoding: str = "utf-8",
+    progress: JobProgress | None = None,
+) -> dict:
+    encoding_check(encoding=encoding)
+    tsv_path = Path(tsv_path)
+    scores_path = Path(scores_path) if scores_path else None
+    max_bytes = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 32
+    tsv = LineReader(tsv_path, max_bytes=max_bytes)
+    scores_lines = iter(LineReader(scores_path, max_bytes=1 << 16)) if scores_path else None
+    report = {"dataset": dataset_name, "questions": 0, "candidates": 0, "scores": 0, "annotators_per_candidate": None}
+    shape = TSVShape(context_turns=context_turns)
+    batch: list[tuple[QuestionRecord, list[list[int]] | None]] = []
+
+    with transaction.atomic():
+        dataset = dataset_get_or_create(name=dataset_name, context_turns=context_turns)
+        source_ensure_new(dataset=dataset, source=tsv_path.name)
+        for line in tsv:
+            record = tsv_line_parse(line, path=tsv_path, shape=shape, encoding=encoding)
+            scores = None
+            if scores_lines is not None:
+                scores = scores_line_next(
+                    scores_lines,
+                    tsv_line=line.number,
+                    path=scores_path,
+                    shape=shape,
+                    n_candidates=1 + len(record.false_candidates),
+                )
+            batch.append((record, scores))
+            if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
+                _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
+                batch = []
+            if progress:
+                tsv.report(progress)
+        if progress:
+            tsv.report(progress, force=True)
+        if batch:
+            _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
+        if scores_lines is not None:
+            extra = next((extra for extra in scores_lines if extra.data.strip()), None)
+            if extra is not None:
+                raise ImportFileError(
+                    scores_path,
+                    extra.number,
+                    None,
+                    f"has more lines than {tsv_path.name} ({report['questions']} questions)",
+                )
+        if report["questions"] == 0:
+            raise UserError(f"{tsv_path.name}: no questions found; nothing was imported")
+        questions_analyze(scores=scores_lines is not None)
+    report["annotators_per_candidate"] = shape.n_annotators
+    return report
+
+
+def _flush(batch, *, dataset, path: Path, report: dict, shape: TSVShape) -> None:
+    created: list[CreatedQuestion] = questions_bulk_create(
+        dataset=dataset, source=path.name, path=path, records=[record for record, _ in batch]
+    )
+    report["questions"] += len(created)
+    report["candidates"] += sum(len(c.candidate_ids) for c in created)
+    scored = [(item.candidate_ids, scores) for item, (_, scores) in zip(created, batch, strict=True) if scores]
+    if scored:
+        if shape.annotators is None:
+            shape.annotators = imported_annotators_get_or_create(namespace=dataset.name, count=shape.n_annotators)
+        report["scores"] += imported_scores_insert(scored=scored, annotators=shape.annotators)

@@ -1,0 +1,45 @@
+"""What each test-set job kind runs: its typed parameters handed to the service."""
+
+from pathlib import Path
+
+from core.models import Job
+from core.services.jobs import JobProgress
+from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
+
+from .build import testset_build
+from .import_hf import testset_hf_import
+from .import_tsv import testset_import
+
+
+def import_testset(params: ImportTestsetParams, job: Job, progress: JobProgress) -> dict:
+    return testset_import(
+        tsv_path=Path(params.path),
+        scores_path=Path(params.scores_path) if params.scores_path else None,
+        dataset_name=params.dataset,
+        context_turns=params.context_turns,
+        encoding=params.encoding,
+        progress=progress,
+    )
+
+
+def import_testset_hf(params: ImportHFTestsetParams, job: Job, progress: JobProgress) -> dict:
+    return testset_hf_import(folder=Path(params.path), dataset_name=params.dataset, name=params.name, progress=progress)
+
+
+def build_testset(params: BuildTestsetParams, job: Job, progress: JobProgress) -> dict:
+    testset = testset_build(
+        dataset_name=params.dataset,
+        name=params.name,
+        false_per_question=params.false_per_question,
+        seed=params.seed,
+        rules_version=params.rules_version,
+        progress=progress,
+    )
+    return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
+
+
+HANDLERS = {
+    ImportTestsetParams: import_testset,
+    ImportHFTestsetParams: import_testset_hf,
+    BuildTestsetParams: build_testset,
+}

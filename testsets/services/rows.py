@@ -1,0 +1,173 @@
+"""The rows of a test set being built, written set-based from a staging table.
+
+At 100,000 questions the builder held every pool, plan, model instance and score snapshot at once
+(860 MB) and spent most of its time building ORM objects. Here the plan of each question goes to
+two temporary tables as the filter decisions stream in (``plan``); the derived questions, the test
+set's questions and its candidates are then written from them (INSERT ... SELECT, or bulk rows a
+block of questions at a time where Python decides: the shuffled candidate order and the frozen
+scores).
+"""
+
+import json
+import random
+from contextlib import contextmanager
+
+from django.db import connection
+
+from annotation.models import Annotator, Candidate, Dataset, FilterRules, Question, Score
+from annotation.rules import plan_questions
+from annotation.selectors import FilterPreview, question_pools_stream
+from core.bulk import BulkWriter, ModelRows, bulk_writer
+from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
+
+_QUESTIONS = "wellchosen_testset_stage_questions"
+_CANDIDATES = "wellchosen_testset_stage_candidates"
+_BLOCK = 5000  # questions per block of rows written
+
+
+@contextmanager
+def testset_stage():
+    """A TestsetStage whose staging tables last for the ``with`` block (inside a transaction)."""
+    writer = bulk_writer()
+    with (
+        writer.temporary_table(
+            _QUESTIONS,
+            {
+                "position": "integer NOT NULL",
+                "question_id": "bigint NOT NULL",  # the original question
+                "ground_truth_id": "bigint NOT NULL",
+                "derived": "boolean NOT NULL",
+            },
+            primary_key=["position"],
+        ),
+        writer.temporary_table(
+            _CANDIDATES,
+            {
+                "position": "integer NOT NULL",  # the test set question's
+                "rank": "integer NOT NULL",  # 0 for the ground truth, then the false candidates as chosen
+                "candidate_id": "bigint NOT NULL",
+            },
+            primary_key=["position", "rank"],
+        ),
+    ):
+        yield TestsetStage(writer)
+
+
+class TestsetStage:
+    def __init__(self, writer: BulkWriter) -> None:
+        self.writer = writer
+        self.questions = 0
+        self.derived = 0
+        self.candidates = 0
+        self.scores = 0
+
+    def plan(self, *, dataset: Dataset, rules: FilterRules, false_per_question: int, seed: int) -> FilterPreview:
+        """Stage the questions the rules let through (§3.2, ``seed`` choosing among candidates)
+        and return the preview of the same decisions."""
+        preview = FilterPreview.start(dataset=dataset, rules=rules, false_per_question=false_per_question)
+        questions: list[tuple] = []
+        candidates: list[tuple] = []
+        for pool in question_pools_stream(dataset=dataset, rules=rules):
+            preview.add(pool)
+            rng = random.Random(f"{seed}:{pool.question_id}")
+            for planned in plan_questions(pool, false_per_question=false_per_question, rng=rng):
+                self.questions += 1
+                self.derived += planned.derived
+                questions.append((self.questions, pool.question_id, planned.ground_truth_id, planned.derived))
+                candidates.extend(
+                    (self.questions, rank, candidate_id)
+                    for rank, candidate_id in enumerate((planned.ground_truth_id, *planned.false_ids))
+                )
+            if len(questions) >= _BLOCK:
+                self._stage(questions, candidates)
+                questions, candidates = [], []
+        self._stage(questions, candidates)
+        self.writer.analyze(_QUESTIONS, _CANDIDATES)
+        return preview
+
+    def _stage(self, questions: list[tuple], candidates: list[tuple]) -> None:
+        self.writer.insert_into(_QUESTIONS, ["position", "question_id", "ground_truth_id", "derived"], questions)
+        self.writer.insert_into(_CANDIDATES, ["position", "rank", "candidate_id"], candidates)
+
+    def derived_questions_create(self, *, dataset: Dataset) -> None:
+        """The derived questions the plan names and the dataset does not have yet (they are reused
+        by later test sets), created in (original, ground truth) order."""
+        question, candidate = Question._meta.db_table, Candidate._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT sq.question_id, sq.ground_truth_id, q.context_id, c.text FROM {_QUESTIONS} sq "
+                f"JOIN {question} q ON q.id = sq.question_id JOIN {candidate} c ON c.id = sq.ground_truth_id "
+                f"WHERE sq.derived AND NOT EXISTS (SELECT 1 FROM {question} d WHERE d.dataset_id = %s "
+                "AND d.derived_from_id = sq.question_id AND d.derived_ground_truth_id = sq.ground_truth_id) "
+                "ORDER BY sq.question_id, sq.ground_truth_id",
+                [dataset.pk],
+            )
+            missing = cursor.fetchall()
+        columns = ["id", "dataset_id", "context_id", "ground_truth", "derived_from_id", "derived_ground_truth_id"]
+        self.writer.insert(
+            ModelRows(Question, columns),
+            [
+                (question_id, dataset.pk, context_id, text, original_id, ground_truth_id)
+                for question_id, (original_id, ground_truth_id, context_id, text) in zip(
+                    self.writer.ids(Question, len(missing)), missing, strict=True
+                )
+            ],
+        )
+
+    def items_create(self, *, testset: TestSet) -> None:
+        """The test set's questions: the original, or the derived question of its ground truth."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {TestSetQuestion._meta.db_table} (testset_id, question_id, position) "
+                "SELECT %s, COALESCE(d.id, sq.question_id), sq.position "
+                f"FROM {_QUESTIONS} sq LEFT JOIN {Question._meta.db_table} d ON sq.derived "
+                "AND d.dataset_id = %s AND d.derived_from_id = sq.question_id "
+                "AND d.derived_ground_truth_id = sq.ground_truth_id",
+                [testset.pk, testset.dataset_id],
+            )
+
+    def candidates_create(self, *, testset: TestSet) -> None:
+        """Each question's candidates in an order shuffled with the seed and the question's id, with
+        the counted scores they have now (frozen: later annotation changes neither the test set nor
+        its exported bytes)."""
+        rows = ModelRows(TestSetCandidate, ["item_id", "candidate_id", "position", "is_ground_truth", "scores"])
+        tsq, score, annotator = TestSetQuestion._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
+        sql = (
+            "SELECT tsq.id, tsq.question_id, sc.rank, sc.candidate_id, a.provider, a.external_id, s.value "
+            f"FROM {_CANDIDATES} sc JOIN {tsq} tsq ON tsq.testset_id = %s AND tsq.position = sc.position "
+            # not "LEFT JOIN (score JOIN annotator)": SQLite materializes that join of every score
+            f"LEFT JOIN {score} s ON s.candidate_id = sc.candidate_id AND s.counted "
+            f"AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded) "
+            f"LEFT JOIN {annotator} a ON a.id = s.annotator_id "
+            "WHERE sc.position > %s AND sc.position <= %s ORDER BY sc.position, sc.rank, s.annotator_id"
+        )
+        for start in range(0, self.questions, _BLOCK):
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [testset.pk, start, start + _BLOCK])
+                fetched = cursor.fetchall()
+            self.candidates += self.writer.insert(rows, self._candidate_rows(fetched, seed=testset.seed))
+
+    def _candidate_rows(self, fetched: list[tuple], *, seed: int):
+        """(item, candidate, position, is ground truth, scores) from the rows of a block, which come
+        ordered by question, rank and annotator."""
+        item: list = []  # the current question's [item id, question id, [[candidate id, scores], ...]]
+        for item_id, question_id, rank, candidate_id, provider, external_id, value in fetched:
+            if not item or item[0] != item_id:
+                yield from self._shuffled(item, seed=seed)
+                item = [item_id, question_id, []]
+            chosen = item[2]
+            if rank == len(chosen):
+                chosen.append((candidate_id, []))
+            if value is not None:
+                chosen[rank][1].append([f"{provider}:{external_id}", value])
+        yield from self._shuffled(item, seed=seed)
+
+    def _shuffled(self, item: list, *, seed: int):
+        if not item:
+            return
+        item_id, question_id, chosen = item
+        order = list(range(len(chosen)))
+        random.Random(f"{seed}:{question_id}:order").shuffle(order)
+        for rank, ((candidate_id, scores), position) in enumerate(zip(chosen, order, strict=True)):
+            self.scores += len(scores)
+            yield (item_id, candidate_id, position, rank == 0, json.dumps(scores))
