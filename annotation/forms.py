@@ -2,15 +2,15 @@ import re
 
 from django import forms
 
-from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportTestsetParams
+from annotation.job_params import BuildTestsetParams, ImportDialoguesParams, ImportScoresParams, ImportTestsetParams
 from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
 from annotation.selectors import filter_preview
 from annotation.services.datasets import dataset_name_check
-from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 from annotation.services.invitations import max_units_check
 from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from annotation.services.testset_build import testset_name_check
 from core.forms import service_check
+from core.job_forms import job_param_form_field, job_params_form
 
 
 class DatasetAdminForm(forms.ModelForm):
@@ -24,57 +24,56 @@ class DatasetAdminForm(forms.ModelForm):
         return service_check(dataset_name_check, name=self.cleaned_data["name"])
 
 
-class DialogueImportForm(forms.Form):
+CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
+
+
+class DialogueImportForm(job_params_form(ImportDialoguesParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
+    """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
+
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
-    format = forms.ChoiceField(choices=[(f, f) for f in DIALOGUE_FORMATS])
-    dataset = forms.CharField(help_text="New or existing dataset name")
-    context_turns = forms.IntegerField(
-        min_value=1, max_value=20, initial=ImportDialoguesParams.default("context_turns")
-    )
+    field_order = ["file", "format", "dataset", "context_turns"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
-    def job_params(self, *, path: str) -> ImportDialoguesParams:
-        """The job's parameters, with the uploaded file stored at ``path``."""
-        d = self.cleaned_data
-        return ImportDialoguesParams(
-            path=path, format=d["format"], dataset=d["dataset"], context_turns=d["context_turns"]
-        )
 
+class TestsetImportForm(job_params_form(ImportTestsetParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
+    """``job_params(path=..., scores_path=...)``: the job's parameters, with the uploaded files."""
 
-class TestsetImportForm(forms.Form):
     tsv = forms.FileField(
         label="Test set TSV", help_text="context turns, ground truth, false candidates; tab-separated"
     )
     scores = forms.FileField(required=False, label="human_scores.jsonl", help_text="optional, aligned with the TSV")
-    dataset = forms.CharField()
-    context_turns = forms.IntegerField(min_value=1, max_value=20, initial=ImportTestsetParams.default("context_turns"))
+    field_order = ["tsv", "scores", "dataset", "context_turns"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
-    def job_params(self, *, path: str, scores_path: str | None) -> ImportTestsetParams:
-        d = self.cleaned_data
-        return ImportTestsetParams(
-            path=path, scores_path=scores_path, dataset=d["dataset"], context_turns=d["context_turns"]
-        )
 
+class ScoreImportForm(job_params_form(ImportScoresParams)):
+    """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
-class ScoreImportForm(forms.Form):
     file = forms.FileField(help_text="CSV with the header question_id,candidate_id,annotator,score")
 
 
-class BuildTestsetForm(forms.Form):
-    name = forms.CharField(help_text="Name of the new, frozen test set")
-    false_per_question = forms.IntegerField(
-        min_value=1,
-        max_value=20,
-        initial=BuildTestsetParams.default("false_per_question"),
-        label="False candidates per question",
+FALSE_PER_QUESTION_BOUNDS = {"min_value": 1, "max_value": 20}
+
+
+class BuildTestsetForm(
+    job_params_form(
+        BuildTestsetParams,
+        fields={
+            "false_per_question": FALSE_PER_QUESTION_BOUNDS,
+            "rules": {
+                "queryset": FilterRules.objects.order_by("-version"),
+                "to_field_name": "version",
+                "empty_label": None,
+                "required": True,
+            },
+        },
     )
-    seed = forms.IntegerField(initial=BuildTestsetParams.default("seed"))
-    rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), empty_label=None)
+):
+    """``job_params(dataset=...)``: the job's parameters, for the dataset of the page."""
 
     def __init__(self, *args, dataset: Dataset | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -94,21 +93,11 @@ class BuildTestsetForm(forms.Form):
                 raise forms.ValidationError(reason, code="nothing_buildable")
         return cleaned
 
-    def job_params(self, *, dataset: Dataset) -> BuildTestsetParams:
-        d = self.cleaned_data
-        return BuildTestsetParams(
-            dataset=dataset.name,
-            name=d["name"],
-            false_per_question=d["false_per_question"],
-            seed=d["seed"],
-            rules_version=d["rules"].version,
-        )
-
 
 class PreviewForm(forms.Form):
     rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), required=False)
-    false_per_question = forms.IntegerField(
-        min_value=1, max_value=20, initial=BuildTestsetParams.default("false_per_question"), required=False
+    false_per_question = job_param_form_field(
+        BuildTestsetParams, "false_per_question", **FALSE_PER_QUESTION_BOUNDS, required=False
     )
 
 

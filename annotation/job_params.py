@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 from django.urls import reverse
 
-from core.job_registry import JobParams, NextStep
+from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count, number
 
 
@@ -38,11 +39,11 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import dialogues"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    format: str
-    dataset: str
-    context_turns: int = 3
-    encoding: str = "utf-8"
+    path: str = param(help="the dialogues file", path=True, form=False)
+    format: str = param(help="the file's format", choices=DIALOGUE_FORMATS)
+    dataset: str = param(help="new or existing dataset name")
+    context_turns: int = param(3, help="turns of context before each ground truth")
+    encoding: str = param("utf-8", help="the file's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         lines, questions = result["lines"], result["questions"]
@@ -70,11 +71,13 @@ class ImportTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import released test set"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    dataset: str
-    scores_path: str | None = None
-    context_turns: int = 3
-    encoding: str = "utf-8"
+    path: str = param(help="the TSV file, or the test set's folder with --format hf", path=True, form=False)
+    dataset: str = param(help="name of the new dataset")
+    scores_path: str | None = param(
+        None, help="human_scores.jsonl aligned with the TSV", option="--scores", path=True, form=False
+    )
+    context_turns: int = param(3, help="turns of context before each ground truth (tsv)")
+    encoding: str = param("utf-8", help="the TSV's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -92,9 +95,9 @@ class ImportHFTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import test set folder (Hugging Face layout)"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    dataset: str | None = None  # None: the test set's name
-    name: str | None = None  # None: the name in the folder's manifest.json, else the folder's name
+    path: str = param(help="the test set's folder (written by export_testset --format hf)", path=True)
+    dataset: str | None = param(None, help="name of the new dataset (default: the test set's name; required for a TSV)")
+    name: str | None = param(None, help="hf: the test set's name (default: the manifest's, else the folder's)")
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -110,8 +113,8 @@ class ImportScoresParams(JobParams):
     label: ClassVar[str] = "import scores"
     start_permission: ClassVar[str | None] = "annotation.add_score"
 
-    path: str
-    encoding: str = "utf-8"
+    path: str = param(help="the scores CSV", option="csv", path=True, form=False)
+    encoding: str = param("utf-8", help="the CSV's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -126,11 +129,15 @@ class BuildTestsetParams(JobParams):
     label: ClassVar[str] = "build test set"
     start_permission: ClassVar[str | None] = "annotation.add_testset"
 
-    dataset: str
-    name: str
-    false_per_question: int = 3
-    seed: int = 0
-    rules_version: int | None = None  # None: the newest filter rules
+    dataset: str = param(help="the dataset whose questions it takes", form=False)
+    name: str = param(help="name of the new, frozen test set (a slug)")
+    false_per_question: int = param(
+        3, help="false candidates per question", label="False candidates per question", option="--false"
+    )
+    seed: int = param(0, help="seed of the draw of false candidates")
+    rules_version: int | None = param(
+        None, help="filter rules version (default: newest)", option="--rules", form_name="rules"
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -150,7 +157,7 @@ class QualityRefreshParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "refresh quality and agreement"
     start_permission: ClassVar[str | None] = "annotation.change_dataset"
 
-    dataset_id: int
+    dataset_id: int = param(help="the dataset", form=False, command=False)  # the dashboard's button
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -168,8 +175,10 @@ class LoadDemoParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "load the demo data"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    with_pools: bool = True  # False: no retrieval (no embedding model needed)
-    with_models: bool = True  # False: the demo's toy models are not trained
+    with_pools: bool = param(True, help="skip retrieval (no embedding model needed)", option="--no-pools", form=False)
+    with_models: bool = param(
+        True, help="skip training the demo's toy masked LM and causal system", option="--no-models", form=False
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         loaded = result["loaded"]

@@ -198,7 +198,7 @@ class DatasetAdmin(CheckedInputAdmin):
             return self._refuse_rating(request, dataset, "test-set builds")
         form = BuildTestsetForm(request.POST or None, dataset=dataset, initial={"rules": filter_rules_current()})
         if request.method == "POST" and form.is_valid():
-            return start_job(request, params=form.job_params(dataset=dataset))
+            return start_job(request, params=form.job_params(dataset=dataset.name))
         response = render_form(
             request,
             self,
