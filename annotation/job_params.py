@@ -63,6 +63,10 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
         )
 
 
+# One command imports both (import_testset): one argument for the path of either.
+TESTSET_PATH_HELP = "the TSV file, or the test set's folder (written by export_testset --format hf) with --format hf"
+
+
 @dataclass(frozen=True, kw_only=True)
 class ImportTestsetParams(DatasetNextStep, JobParams):
     """A released test set's TSV (and its human_scores.jsonl) imported as a dataset."""
@@ -71,7 +75,7 @@ class ImportTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import released test set"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str = param(help="the TSV file, or the test set's folder with --format hf", path=True, form=False)
+    path: str = param(help=TESTSET_PATH_HELP, path=True, form=False)
     dataset: str = param(help="name of the new dataset")
     scores_path: str | None = param(
         None, help="human_scores.jsonl aligned with the TSV", option="--scores", path=True, form=False
@@ -95,9 +99,14 @@ class ImportHFTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import test set folder (Hugging Face layout)"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str = param(help="the test set's folder (written by export_testset --format hf)", path=True)
-    dataset: str | None = param(None, help="name of the new dataset (default: the test set's name; required for a TSV)")
-    name: str | None = param(None, help="hf: the test set's name (default: the manifest's, else the folder's)")
+    # Only the command imports a folder (a page takes one file).
+    path: str = param(help=TESTSET_PATH_HELP, path=True, form=False)
+    dataset: str | None = param(
+        None, help="name of the new dataset (default: the test set's name; required for a TSV)", form=False
+    )
+    name: str | None = param(
+        None, help="hf: the test set's name (default: the manifest's, else the folder's)", form=False
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
