@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 from django.urls import reverse
 
-from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 from core.job_registry import JobParams, NextStep, param
 from core.readable import count, number
+
+DIALOGUE_FORMATS = ("dailydialog", "jsonl")  # annotation.services.dialogue_import reads each
 
 
 def dataset_step(name: str | None) -> NextStep | None:

@@ -98,10 +98,18 @@ def _help(param: Param, *, shown: bool) -> str:
         )
     if param.is_list and not param.spec.separator:
         text += " (repeat the option)"
-    if shown and not param.required and param.default not in (None, "", [], False, True):
+    if shown and _default_worth_saying(param):
         default = param.spec.separator.join(param.default) if param.is_list else param.default
         text += f" (default {default})"
     return text
+
+
+def _default_worth_saying(param: Param) -> bool:
+    """A number, a text or a comma-separated list; not a flag's, an empty one or a repeated option's
+    (its help says what none means)."""
+    if param.required or isinstance(param.default, bool) or param.default in (None, ""):
+        return False
+    return not param.is_list or bool(param.spec.separator)
 
 
 def job_params_from_options(params: type[JobParams], options: Mapping[str, Any], **given: Any) -> JobParams:

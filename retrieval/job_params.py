@@ -10,9 +10,9 @@ from django.utils.http import urlencode
 from annotation.job_params import DatasetNextStep, skipped_text
 from core.job_registry import JobParams, NextStep, param
 from core.readable import count
-from retrieval.services.repository_import import FORMATS as REPOSITORY_FORMATS
 
 INDEX_KINDS = ["lexical", "dense"]
+REPOSITORY_FORMATS = ("lines", "cornell", "dailydialog")  # retrieval.services.repository_import reads each
 
 
 @dataclass(frozen=True, kw_only=True)
