@@ -2,14 +2,14 @@ import re
 
 from django import forms
 
-from annotation.job_params import ImportDialoguesParams
+from annotation.job_params import ImportDialoguesParams, ImportScoresParams
 from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
 from annotation.rules import FALSE_PER_QUESTION
 from annotation.services.datasets import dataset_name_check
-from annotation.services.dialogue_import import FORMATS as DIALOGUE_FORMATS
 from annotation.services.invitations import max_units_check
 from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from core.forms import service_check
+from core.job_forms import job_params_form
 
 
 class DatasetAdminForm(forms.ModelForm):
@@ -23,26 +23,22 @@ class DatasetAdminForm(forms.ModelForm):
         return service_check(dataset_name_check, name=self.cleaned_data["name"])
 
 
-class DialogueImportForm(forms.Form):
+CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
+
+
+class DialogueImportForm(job_params_form(ImportDialoguesParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
+    """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
+
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
-    format = forms.ChoiceField(choices=[(f, f) for f in DIALOGUE_FORMATS])
-    dataset = forms.CharField(help_text="New or existing dataset name")
-    context_turns = forms.IntegerField(
-        min_value=1, max_value=20, initial=ImportDialoguesParams.default("context_turns")
-    )
+    field_order = ["file", "format", "dataset", "context_turns"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
-    def job_params(self, *, path: str) -> ImportDialoguesParams:
-        """The job's parameters, with the uploaded file stored at ``path``."""
-        d = self.cleaned_data
-        return ImportDialoguesParams(
-            path=path, format=d["format"], dataset=d["dataset"], context_turns=d["context_turns"]
-        )
 
+class ScoreImportForm(job_params_form(ImportScoresParams)):
+    """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
-class ScoreImportForm(forms.Form):
     file = forms.FileField(help_text="CSV with the header question_id,candidate_id,annotator,score")
 
 

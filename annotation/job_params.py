@@ -10,8 +10,10 @@ from typing import Any, ClassVar
 
 from django.urls import reverse
 
-from core.job_registry import JobParams, NextStep
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count, number
+
+DIALOGUE_FORMATS = ("dailydialog", "jsonl")  # annotation.services.dialogue_import reads each
 
 
 def dataset_step(name: str | None) -> NextStep | None:
@@ -38,11 +40,11 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import dialogues"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    format: str
-    dataset: str
-    context_turns: int = 3
-    encoding: str = "utf-8"
+    path: str = param(help="the dialogues file", path=True, form=False)
+    format: str = param(help="the file's format", choices=DIALOGUE_FORMATS)
+    dataset: str = param(help="new or existing dataset name")
+    context_turns: int = param(3, help="turns of context before each ground truth")
+    encoding: str = param("utf-8", help="the file's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         lines, questions = result["lines"], result["questions"]
@@ -68,8 +70,8 @@ class ImportScoresParams(JobParams):
     label: ClassVar[str] = "import scores"
     start_permission: ClassVar[str | None] = "annotation.add_score"
 
-    path: str
-    encoding: str = "utf-8"
+    path: str = param(help="the scores CSV", option="csv", path=True, form=False)
+    encoding: str = param("utf-8", help="the CSV's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -84,7 +86,7 @@ class QualityRefreshParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "refresh quality and agreement"
     start_permission: ClassVar[str | None] = "annotation.change_dataset"
 
-    dataset_id: int
+    dataset_id: int = param(help="the dataset", form=False, command=False)  # the dashboard's button
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -102,8 +104,10 @@ class LoadDemoParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "load the demo data"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    with_pools: bool = True  # False: no retrieval (no embedding model needed)
-    with_models: bool = True  # False: the demo's toy models are not trained
+    with_pools: bool = param(True, help="skip retrieval (no embedding model needed)", option="--no-pools", form=False)
+    with_models: bool = param(
+        True, help="skip training the demo's toy masked LM and causal system", option="--no-models", form=False
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         loaded = result["loaded"]

@@ -1,7 +1,9 @@
 """Job kinds: what each app's background jobs are, declared by the app that owns them.
 
-A kind is a :class:`JobParams` dataclass (its name, label, queue and typed parameters, with
-their defaults in one place) and a handler that runs it. Each app registers its kinds from its
+A kind is a :class:`JobParams` dataclass (its name, label, queue and typed parameters, each
+declared once with :func:`param`: its type, default and help) and a handler that runs it. The forms
+that start a job (core.job_forms) and the command that runs it (core.commands) build their fields
+and options from those declarations. Each app registers its kinds from its
 ``AppConfig.ready()``; ``core.tasks.run_job`` runs any of them by job id. Nothing in core names
 another app's kinds, so adding a kind to an app touches only that app.
 """
@@ -9,7 +11,7 @@ another app's kinds, so adding a kind to an app touches only that app.
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -26,6 +28,82 @@ class NextStep:
 
     label: str
     url: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamSpec:
+    """What a job parameter's forms and command options are built from, beside its type and default.
+
+    ``help`` is said once, in lower case (a form shows it capitalised); ``choices`` are its allowed
+    values, plain or as ``(value, label)`` (for a list, the allowed items). ``option`` is the
+    command's name for it when that is not ``--<name>`` (a name without dashes is a positional
+    argument, as a required path is by default); ``form_name`` is the form field's name when that
+    is not the parameter's. ``form`` and ``command`` say whether the forms that start the job and
+    its command ask for it (False: the page or the command gives it: an uploaded file's path, a row
+    just created).
+    ``path``: a file's path, resolved to an absolute one by the command. ``separator``: a list given
+    to the command as one comma-separated value instead of a repeated option.
+    """
+
+    help: str
+    label: str = ""
+    choices: Sequence[str] | Sequence[tuple[str, str]] = ()
+    option: str = ""
+    form_name: str = ""
+    form: bool = True
+    command: bool = True
+    path: bool = False
+    separator: str = ""
+
+    @property
+    def choice_values(self) -> list[str]:
+        return [c[0] if isinstance(c, tuple) else c for c in self.choices]
+
+    @property
+    def choice_pairs(self) -> list[tuple[str, str]]:
+        return [c if isinstance(c, tuple) else (c, c) for c in self.choices]
+
+
+def param(
+    default: Any = dataclasses.MISSING, *, default_factory: Callable[[], Any] | Any = dataclasses.MISSING, **spec: Any
+) -> Any:
+    """A job parameter: a dataclass field with its default and its :class:`ParamSpec` (``help`` and
+    the rest, as keywords), the one declaration that the forms and the command read."""
+    return dataclasses.field(default=default, default_factory=default_factory, metadata={"param": ParamSpec(**spec)})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a kind: its name, type, default (MISSING: required) and spec."""
+
+    name: str
+    hint: Any
+    default: Any
+    spec: ParamSpec
+
+    @property
+    def required(self) -> bool:
+        return self.default is dataclasses.MISSING
+
+    @property
+    def value_type(self) -> Any:
+        """The type without its None arm (``int | None`` -> int; ``list[str]`` stays)."""
+        args = [arm for arm in typing.get_args(self.hint) if arm is not type(None)]
+        if typing.get_origin(self.hint) in (typing.Union, types.UnionType) and len(args) == 1:
+            return args[0]
+        return self.hint
+
+    @property
+    def is_list(self) -> bool:
+        return typing.get_origin(self.value_type) is list
+
+    @property
+    def item_type(self) -> Any:
+        return typing.get_args(self.value_type)[0] if self.is_list else self.value_type
+
+    @property
+    def form_name(self) -> str:
+        return self.spec.form_name or self.name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +156,39 @@ class JobParams:
         """The page where the work of a successful job of this kind goes on (a dataset's page, the
         test set it built, the evaluation it ran); None for none."""
         return None
+
+    @classmethod
+    def params(cls) -> list[Param]:
+        """Every parameter of the kind, in declaration order; one declared without :func:`param`
+        is an error (it would have no help)."""
+        hints = typing.get_type_hints(cls)
+        declared = []
+        for field in dataclasses.fields(cls):
+            spec = field.metadata.get("param")
+            if spec is None:
+                raise TypeError(f"{cls.__name__}.{field.name}: declare it with core.job_registry.param(...)")
+            declared.append(Param(field.name, hints[field.name], cls._field_default(field), spec))
+        return declared
+
+    @classmethod
+    def param_get(cls, name: str) -> Param:
+        return next(p for p in cls.params() if p.name == name)
+
+    @classmethod
+    def form_params(cls) -> list[Param]:
+        """The parameters the forms that start a job of this kind ask for."""
+        return [p for p in cls.params() if p.spec.form]
+
+    @classmethod
+    def command_params(cls) -> list[Param]:
+        """The parameters the command that runs a job of this kind takes as options."""
+        return [p for p in cls.params() if p.spec.command]
+
+    @staticmethod
+    def _field_default(field: dataclasses.Field) -> Any:
+        if field.default_factory is not dataclasses.MISSING:
+            return field.default_factory()
+        return field.default
 
     @classmethod
     def default(cls, name: str) -> Any:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from django.urls import reverse
 
-from core.job_registry import JobParams, NextStep
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count
 
 
@@ -20,8 +20,9 @@ class CrowdPublishParams(JobParams):
     label: ClassVar[str] = "publish a crowd batch"
     start_permission: ClassVar[str | None] = "crowd.change_crowdbatch"
 
-    batch_id: int
-    confirm_production: bool = False
+    batch_id: int = param(help="the crowd batch's id", option="batch", form=False)  # the admin's row
+    # The admin asks on a confirmation page; the command with this flag.
+    confirm_production: bool = param(False, help="publish a production batch (MTurk: real money)", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         return f"Published {count(result['published_tasks'])} tasks of crowd batch {result['batch']}."
@@ -36,8 +37,8 @@ class CrowdSyncParams(JobParams):
     label: ClassVar[str] = "sync a crowd batch"
     start_permission: ClassVar[str | None] = "crowd.change_crowdbatch"
 
-    batch_id: int
-    periodic: bool = False  # started by Celery beat, not by a researcher
+    batch_id: int = param(help="the crowd batch's id", option="batch", form=False)  # the admin's row
+    periodic: bool = param(False, help="started by Celery beat, not by a researcher", form=False, command=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         text = (

@@ -9,8 +9,18 @@ from typing import Any, ClassVar
 
 from django.urls import reverse
 
-from core.job_registry import JobParams, NextStep
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count, interval, number
+
+
+def _device():
+    """The device parameter every kind of this app has; pages leave it to the worker."""
+    return param(None, help="cuda, cuda:1, cpu (default: a GPU when there is one)", form=False)
+
+
+def _run_id(what: str):
+    """The row the job runs, created by the page or command that starts it."""
+    return param(help=f"the {what} to run", form=False, command=False)
 
 
 def _accuracy(result: dict[str, Any], n: int, unit: str) -> str:
@@ -24,9 +34,9 @@ class EvaluateParams(JobParams):
     start_permission: ClassVar[str | None] = "evaluation.add_evaluation"
     queue: ClassVar[str] = "gpu"
 
-    evaluation_id: int
-    batch_questions: int = 256  # questions per committed batch
-    device: str | None = None  # cuda, cuda:1, cpu; None: a GPU when there is one
+    evaluation_id: int = _run_id("evaluation")
+    batch_questions: int = param(256, help="questions per committed batch", form=False)
+    device: str | None = _device()
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -45,9 +55,9 @@ class EvaluatePairsParams(JobParams):
     start_permission: ClassVar[str | None] = "evaluation.add_pairevaluation"
     queue: ClassVar[str] = "gpu"
 
-    evaluation_id: int  # a PairEvaluation
-    batch_pairs: int = 256  # pairs per committed batch (two responses each)
-    device: str | None = None
+    evaluation_id: int = _run_id("pair evaluation")  # a PairEvaluation
+    batch_pairs: int = param(256, help="pairs per committed batch (two responses each)", form=False)
+    device: str | None = _device()
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -68,9 +78,9 @@ class GenerateParams(JobParams):
     start_permission: ClassVar[str | None] = "evaluation.add_generation"
     queue: ClassVar[str] = "gpu"
 
-    generation_id: int
-    batch_size: int = 32  # contexts per batch (and per commit)
-    device: str | None = None
+    generation_id: int = _run_id("generation")
+    batch_size: int = param(32, help="contexts per batch (and per commit)", form=False)
+    device: str | None = _device()
 
     def summary(self, result: dict[str, Any]) -> str:
         text = f"{result['system']} generated {count(result['responses'])} responses"
@@ -92,9 +102,9 @@ class CampaignParams(JobParams):
     start_permission: ClassVar[str | None] = "evaluation.change_campaign"
     queue: ClassVar[str] = "gpu"  # CHOSEN evaluations and RANDOM trials score with the systems
 
-    campaign_id: int
-    evaluate: bool = True  # run the CHOSEN evaluations still missing
-    device: str | None = None
+    campaign_id: int = _run_id("campaign")
+    evaluate: bool = param(True, help="run the CHOSEN evaluations still missing", form=False, command=False)
+    device: str | None = _device()
 
     def summary(self, result: dict[str, Any]) -> str:
         text = f"Campaign {result['campaign']}: {count(result['systems'])} systems on the leaderboard"

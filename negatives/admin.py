@@ -19,7 +19,7 @@ def dataset_negatives_view(model_admin: admin.ModelAdmin, request, dataset: Data
     """Generate negatives for a dataset: a page of the dataset admin (registered in apps.py)."""
     form = GenerateNegativesForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        return start_job(request, params=form.job_params(dataset=dataset))
+        return start_job(request, params=form.job_params(dataset=dataset.name))
     return render_form(
         request,
         model_admin,

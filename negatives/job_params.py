@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from annotation.job_params import DatasetNextStep, skipped_text
-from core.job_registry import JobParams
+from core.job_registry import JobParams, param
 from core.readable import count, percent
 
 
@@ -15,16 +15,35 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     start_permission: ClassVar[str | None] = "annotation.change_dataset"
     queue: ClassVar[str] = "gpu"  # a masked LM over every word of every ground truth
 
-    dataset: str
-    mlm: str = ""  # local directory or Hugging Face id (core.hub); empty: negatives.demo_mlm.mlm_default
-    per_question: int = 1
-    threshold: float = 0.5  # Park et al.'s t
-    seed: int = 0
-    min_words: int = 3  # the paper skips shorter responses
-    max_mask_share: float = 1.0  # 1.0: as the paper, every selected word is replaced
-    replace_with_context: bool = False  # the paper's replacement does not see the context
-    top_k: int = 10  # samples after the first negative come from each position's top k
-    batch_size: int = 64  # questions per committed batch; a shard holds whole batches
+    dataset: str = param(help="the dataset whose ground truths are manipulated", form=False)
+    # A hub id is resolved (perhaps downloaded) by the job (core.hub); empty: negatives.demo_mlm.mlm_default.
+    mlm: str = param(
+        "",
+        label="Masked LM",
+        help="a local model folder or a Hugging Face model id (org/name, optionally @revision: fetched by the job "
+        "into the Hugging Face cache, safetensors weights only); empty: the WELLCHOSEN_MLM_MODEL setting, or while "
+        "it is unset the demo's toy masked LM (trained by load_demo)",
+    )
+    per_question: int = param(
+        1, help="negatives per ground truth: the best replacement first, then seeded samples from each word's top k"
+    )
+    threshold: float = param(  # Park et al.'s t
+        0.5, help="replace a word when log P(word | context, response) - log P(word | response) exceeds this"
+    )
+    seed: int = param(0, help="seed of the samples after the first negative")
+    min_words: int = param(3, help="skip shorter ground truths (the paper does)")
+    max_mask_share: float = param(
+        1.0,
+        help="replace at most this share of a response's words, the highest-scoring first (1: every selected "
+        "word, as the paper)",
+    )
+    replace_with_context: bool = param(
+        False, help="let the replacement see the context (an ablation; the paper replaces without it)"
+    )
+    top_k: int = param(10, help="samples after the first negative come from each word's top k")
+    batch_size: int = param(  # a shard holds whole batches
+        64, help="questions per committed batch", form=False, command=False
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         text = (

@@ -11,7 +11,6 @@ from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_requ
 from core.errors import UserError
 from core.services.uploads import upload_store
 from pairs.forms import BuildPairsForm, PairImportForm
-from pairs.job_params import ImportPairsParams
 from pairs.models import Pair, PairSet, QuestionBuild, Review
 from pairs.services.annotators import pair_verdicts_refresh, pairs_send_to_annotators
 from pairs.services.transfer import pair_lines
@@ -80,9 +79,7 @@ class PairSetAdmin(CheckedInputAdmin):
         if request.method == "POST" and form.is_valid():
             d = form.cleaned_data
             stored = str(upload_store(uploaded=d["file"]))
-            return start_job(
-                request, params=ImportPairsParams(path=stored, name=d["name"], description=d["description"])
-            )
+            return start_job(request, params=form.job_params(path=stored))
         return render_form(
             request,
             self,
@@ -144,7 +141,7 @@ def dataset_pairs_view(model_admin: admin.ModelAdmin, request, dataset: Dataset)
     """Build contrastive pairs from a dataset: a page of the dataset admin (registered in apps.py)."""
     form = BuildPairsForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        return start_job(request, params=form.job_params(dataset=dataset))
+        return start_job(request, params=form.job_params(dataset=dataset.name))
     return render_form(
         request,
         model_admin,

@@ -1,46 +1,32 @@
 from django import forms
+from django.core.validators import validate_slug
 
-from annotation.models import Dataset, Repository
+from annotation.models import Repository
 from core.forms import service_check
-from pairs.edits import Criterion, PairType
-from pairs.job_params import BuildPairsParams
+from core.job_forms import job_params_form
+from pairs.edits import PairType
+from pairs.job_params import BuildPairsParams, ImportPairsParams
 from pairs.services.building import build_repository_get, build_settings_check
 
-default = BuildPairsParams.default
-
-TYPE_CHOICES = [
-    (PairType.CONTENT, "substituted content word (a noun, by a bigram model of the repository)"),
-    (PairType.SENTENCE, "switched sentence type (declarative/interrogative, affirmative/negative)"),
-    (PairType.FUNCTION, "substituted function word (a preposition or particle)"),
-]
-CRITERION_CHOICES = [
-    (Criterion.EQUALLY_LIKELY, "equally likely (EL): the replacement fits the neighbours as well as the word"),
-    (Criterion.MOST_LIKELY, "most likely (ML): the noun the neighbours make most likely"),
-]
+SET_NAME = {"max_length": 100, "validators": [validate_slug]}  # a forms.SlugField's check
 
 
-class BuildPairsForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="The pair set; run again with the same name to resume a build")
-    types = forms.MultipleChoiceField(
-        choices=TYPE_CHOICES, initial=list(PairType.ALL), widget=forms.CheckboxSelectMultiple
+class BuildPairsForm(
+    job_params_form(
+        BuildPairsParams,
+        fields={
+            "name": SET_NAME,
+            "types": {"widget": forms.CheckboxSelectMultiple},
+            "criteria": {"widget": forms.CheckboxSelectMultiple, "required": False},
+            "repository": {"queryset": Repository.objects.order_by("name"), "required": False},
+            "per_question": {"min_value": 1, "max_value": 10},
+            "seed": {"min_value": 0},
+        },
     )
-    criteria = forms.MultipleChoiceField(
-        choices=CRITERION_CHOICES,
-        initial=list(Criterion.ALL),
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="Substituted content words only",
-    )
-    repository = forms.ModelChoiceField(
-        queryset=Repository.objects.order_by("name"),
-        required=False,
-        to_field_name="name",
-        help_text="The bigram model and the noun vocabulary come from it (substituted content words)",
-    )
-    per_question = forms.IntegerField(
-        min_value=1, max_value=10, initial=default("per_question"), help_text="Pairs per question and type"
-    )
-    seed = forms.IntegerField(min_value=0, initial=default("seed"))
+):
+    """``job_params(dataset=...)``: the job's parameters, for the dataset of the page."""
+
+    field_order = ["name", "types", "criteria", "repository", "per_question", "seed"]
 
     def clean(self):
         data = super().clean()
@@ -55,23 +41,17 @@ class BuildPairsForm(forms.Form):
                 service_check(build_repository_get, name="", needed=PairType.CONTENT in data["types"])
         return data
 
-    def job_params(self, *, dataset: Dataset) -> BuildPairsParams:
-        d = self.cleaned_data
-        return BuildPairsParams(
-            dataset=dataset.name,
-            name=d["name"],
-            types=list(d["types"]),
-            criteria=list(d["criteria"]),
-            per_question=d["per_question"],
-            seed=d["seed"],
-            repository=d["repository"].name if d["repository"] else "",
-        )
 
+class PairImportForm(
+    job_params_form(
+        ImportPairsParams,
+        fields={"name": SET_NAME, "description": {"widget": forms.Textarea(attrs={"rows": 2})}},
+    )
+):
+    """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
-class PairImportForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="A new pair set")
     file = forms.FileField(help_text="JSON lines, one pair per line (docs/pairs.md)")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    field_order = ["name", "file", "description"]
 
 
 class PairEditForm(forms.Form):

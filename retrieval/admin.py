@@ -108,7 +108,7 @@ def dataset_pools_view(model_admin: admin.ModelAdmin, request, dataset: Dataset)
     """Candidate pools for a dataset: a page of the dataset admin (registered in apps.py)."""
     form = PoolForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        return start_job(request, params=form.job_params(dataset=dataset))
+        return start_job(request, params=form.job_params(dataset=dataset.name))
     return render_form(
         request,
         model_admin,

@@ -1,6 +1,6 @@
 """The retrieval app's job kinds and their typed parameters (core.job_registry)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, ClassVar
 
@@ -8,10 +8,11 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from annotation.job_params import DatasetNextStep, skipped_text
-from core.job_registry import JobParams, NextStep
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count
 
 INDEX_KINDS = ["lexical", "dense"]
+REPOSITORY_FORMATS = ("lines", "cornell", "dailydialog")  # retrieval.services.repository_import reads each
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,12 +21,16 @@ class ImportRepositoryParams(JobParams):
     label: ClassVar[str] = "import utterance repository"
     start_permission: ClassVar[str | None] = "annotation.add_repository"
 
-    path: str
-    name: str
-    format: str = "lines"
-    min_tokens: int = 1
-    exclude_datasets: list[str] = field(default_factory=list)
-    encoding: str = "utf-8"
+    path: str = param(help="the utterances file (.gz too)", path=True, form=False)
+    name: str = param(help="new repository, or an existing one to add to")
+    format: str = param("lines", help="the file's format", choices=REPOSITORY_FORMATS)
+    min_tokens: int = param(1, help="skip utterances with fewer words")
+    exclude_datasets: list[str] = param(
+        default_factory=list,
+        help="leave out every utterance that occurs in these datasets",
+        option="--exclude-dataset",
+    )
+    encoding: str = param("utf-8", help="the file's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         skipped = skipped_text(
@@ -57,8 +62,14 @@ class BuildIndexesParams(JobParams):
     start_permission: ClassVar[str | None] = "annotation.change_repository"
     queue: ClassVar[str] = "gpu"  # encoding a repository wants a GPU
 
-    repository: str
-    kinds: list[str] = field(default_factory=lambda: list(INDEX_KINDS))
+    repository: str = param(help="the repository to index", form=False)  # the admin action's row
+    kinds: list[str] = param(
+        default_factory=lambda: list(INDEX_KINDS),
+        help="build just this kind (default: both)",
+        choices=INDEX_KINDS,
+        option="--only",
+        form=False,
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         built = []
@@ -81,13 +92,17 @@ class BuildPoolsParams(DatasetNextStep, JobParams):
     start_permission: ClassVar[str | None] = "annotation.change_dataset"
     queue: ClassVar[str] = "gpu"  # encodes ground truths (and builds missing indexes)
 
-    dataset: str
-    repository: str
-    lexical: int = 5  # candidates from BM25 per question
-    dense: int = 5  # candidates from embeddings per question
-    min_tokens: int = 3
-    paraphrase_threshold: float = 0.95  # cosine to the ground truth at or above which a text is a paraphrase
-    exclude_datasets: list[str] = field(default_factory=list)
+    dataset: str = param(help="the dataset whose questions get pools", form=False)
+    repository: str = param(help="the repository the candidates are taken from")
+    lexical: int = param(5, help="candidates from BM25 per question", label="BM25 candidates")
+    dense: int = param(5, help="candidates from embeddings per question", label="Embedding candidates")
+    min_tokens: int = param(3, help="skip shorter utterances")
+    paraphrase_threshold: float = param(
+        0.95, help="skip utterances at least this similar (cosine) to the ground truth: paraphrases"
+    )
+    exclude_datasets: list[str] = param(
+        default_factory=list, help="never take an utterance that occurs in these datasets", option="--exclude"
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         text = (

@@ -99,7 +99,7 @@ def build_view(model_admin, request, dataset: Dataset):
     """The dataset admin's "build test set" page (a dataset tool, annotation.admin.dataset_tools)."""
     form = BuildTestsetForm(request.POST or None, dataset=dataset, initial={"rules": filter_rules_current()})
     if request.method == "POST" and form.is_valid():
-        return start_job(request, params=form.job_params(dataset=dataset))
+        return start_job(request, params=form.job_params(dataset=dataset.name))
     response = render_form(
         request,
         model_admin,

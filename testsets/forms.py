@@ -4,38 +4,42 @@ from annotation.models import Dataset, FilterRules
 from annotation.selectors import filter_preview
 from annotation.services.datasets import dataset_name_check
 from core.forms import service_check
+from core.job_forms import job_params_form
 from testsets.job_params import BuildTestsetParams, ImportTestsetParams
 from testsets.services.build import testset_name_check
 
+CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
+FALSE_PER_QUESTION_BOUNDS = {"min_value": 1, "max_value": 20}
 
-class TestsetImportForm(forms.Form):
+
+class TestsetImportForm(job_params_form(ImportTestsetParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
+    """``job_params(path=..., scores_path=...)``: the job's parameters, with the uploaded files."""
+
     tsv = forms.FileField(
         label="Test set TSV", help_text="context turns, ground truth, false candidates; tab-separated"
     )
     scores = forms.FileField(required=False, label="human_scores.jsonl", help_text="optional, aligned with the TSV")
-    dataset = forms.CharField()
-    context_turns = forms.IntegerField(min_value=1, max_value=20, initial=ImportTestsetParams.default("context_turns"))
+    field_order = ["tsv", "scores", "dataset", "context_turns"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
 
-    def job_params(self, *, path: str, scores_path: str | None) -> ImportTestsetParams:
-        d = self.cleaned_data
-        return ImportTestsetParams(
-            path=path, scores_path=scores_path, dataset=d["dataset"], context_turns=d["context_turns"]
-        )
 
-
-class BuildTestsetForm(forms.Form):
-    name = forms.CharField(help_text="Name of the new, frozen test set")
-    false_per_question = forms.IntegerField(
-        min_value=1,
-        max_value=20,
-        initial=BuildTestsetParams.default("false_per_question"),
-        label="False candidates per question",
+class BuildTestsetForm(
+    job_params_form(
+        BuildTestsetParams,
+        fields={
+            "false_per_question": FALSE_PER_QUESTION_BOUNDS,
+            "rules": {
+                "queryset": FilterRules.objects.order_by("-version"),
+                "to_field_name": "version",
+                "empty_label": None,
+                "required": True,
+            },
+        },
     )
-    seed = forms.IntegerField(initial=BuildTestsetParams.default("seed"))
-    rules = forms.ModelChoiceField(queryset=FilterRules.objects.order_by("-version"), empty_label=None)
+):
+    """``job_params(dataset=...)``: the job's parameters, for the dataset of the page."""
 
     def __init__(self, *args, dataset: Dataset | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -54,13 +58,3 @@ class BuildTestsetForm(forms.Form):
             if reason:
                 raise forms.ValidationError(reason, code="nothing_buildable")
         return cleaned
-
-    def job_params(self, *, dataset: Dataset) -> BuildTestsetParams:
-        d = self.cleaned_data
-        return BuildTestsetParams(
-            dataset=dataset.name,
-            name=d["name"],
-            false_per_question=d["false_per_question"],
-            seed=d["seed"],
-            rules_version=d["rules"].version,
-        )

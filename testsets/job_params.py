@@ -13,8 +13,11 @@ from django.urls import reverse
 
 from annotation.job_params import DatasetNextStep
 from annotation.rules import FALSE_PER_QUESTION
-from core.job_registry import JobParams, NextStep
+from core.job_registry import JobParams, NextStep, param
 from core.readable import count
+
+# One command imports both (import_testset): one argument for the path of either.
+TESTSET_PATH_HELP = "the TSV file, or the test set's folder (written by export_testset --format hf) with --format hf"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,11 +28,13 @@ class ImportTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import released test set"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    dataset: str
-    scores_path: str | None = None
-    context_turns: int = 3
-    encoding: str = "utf-8"
+    path: str = param(help=TESTSET_PATH_HELP, path=True, form=False)
+    dataset: str = param(help="name of the new dataset")
+    scores_path: str | None = param(
+        None, help="human_scores.jsonl aligned with the TSV", option="--scores", path=True, form=False
+    )
+    context_turns: int = param(3, help="turns of context before each ground truth (tsv)")
+    encoding: str = param("utf-8", help="the TSV's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -47,9 +52,14 @@ class ImportHFTestsetParams(DatasetNextStep, JobParams):
     label: ClassVar[str] = "import test set folder (Hugging Face layout)"
     start_permission: ClassVar[str | None] = "annotation.add_dataset"
 
-    path: str
-    dataset: str | None = None  # None: the test set's name
-    name: str | None = None  # None: the name in the folder's manifest.json, else the folder's name
+    # Only the command imports a folder (a page takes one file).
+    path: str = param(help=TESTSET_PATH_HELP, path=True, form=False)
+    dataset: str | None = param(
+        None, help="name of the new dataset (default: the test set's name; required for a TSV)", form=False
+    )
+    name: str | None = param(
+        None, help="hf: the test set's name (default: the manifest's, else the folder's)", form=False
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         return (
@@ -65,11 +75,18 @@ class BuildTestsetParams(JobParams):
     label: ClassVar[str] = "build test set"
     start_permission: ClassVar[str | None] = "testsets.add_testset"
 
-    dataset: str
-    name: str
-    false_per_question: int = FALSE_PER_QUESTION
-    seed: int = 0
-    rules_version: int | None = None  # None: the newest filter rules
+    dataset: str = param(help="the dataset whose questions it takes", form=False)
+    name: str = param(help="name of the new, frozen test set (a slug)")
+    false_per_question: int = param(
+        FALSE_PER_QUESTION,
+        help="false candidates per question",
+        label="False candidates per question",
+        option="--false",
+    )
+    seed: int = param(0, help="seed of the draw of false candidates")
+    rules_version: int | None = param(
+        None, help="filter rules version (default: newest)", option="--rules", form_name="rules"
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         return (

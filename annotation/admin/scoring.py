@@ -4,7 +4,6 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from annotation.forms import AddToDatasetForm, ScoreImportForm
-from annotation.job_params import ImportScoresParams
 from annotation.models import Annotator, DatasetMembership, FilterRules, Score
 from annotation.services.annotators_membership import member_remove, members_add
 from annotation.services.filter_rules import filter_rules_create
@@ -113,7 +112,7 @@ class ScoreAdmin(ReadOnlyAdmin):
         form = ScoreImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             path = str(upload_store(uploaded=form.cleaned_data["file"]))
-            return start_job(request, params=ImportScoresParams(path=path))
+            return start_job(request, params=form.job_params(path=path))
         return render_form(
             request,
             self,

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from annotation.job_params import DIALOGUE_FORMATS
 from core.errors import ImportFileError, UserError
 from core.json_lines import JSONSyntaxError, parse_json_line
 from core.lines import LineReader, RawLine, decode_field, encoding_check
@@ -13,7 +14,7 @@ from core.services.jobs import JobProgress
 from .datasets import dataset_get_or_create
 from .questions import QuestionRecord, check_text, questions_bulk_create, source_ensure_new
 
-FORMATS = ("dailydialog", "jsonl")
+FORMATS = DIALOGUE_FORMATS
 _EOU = b"__eou__"
 
 

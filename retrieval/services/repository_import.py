@@ -35,10 +35,11 @@ from core.names import slug_check
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from core.text_batch import clean_texts_tokens_and_hashes
+from retrieval.job_params import REPOSITORY_FORMATS
 from retrieval.services.exclusions import excluded_hashes
 from retrieval.services.import_writers import utterance_writer
 
-FORMATS = ("lines", "cornell", "dailydialog")
+FORMATS = REPOSITORY_FORMATS
 _CORNELL_SEP = b" +++$+++ "
 _EOU = b"__eou__"
 _ASCII_TRANSPARENT = {"utf-8", "utf-8-sig", "ascii", "iso8859-1", "iso8859-15", "cp1252"}

@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 from django.core.management import call_command
 
-from core.job_registry import JobParams, job_kind_get, job_kind_register, job_kind_unregister
+from core.job_registry import JobParams, job_kind_get, job_kind_register, job_kind_unregister, param
 from core.models import Job, JobStatus
 from core.services.jobs import job_create
 from evaluation.models import System
@@ -20,7 +20,7 @@ class CountSystemsParams(JobParams):
     label: ClassVar[str] = "count the registered systems"
     queue: ClassVar[str] = "gpu"
 
-    prefix: str = ""
+    prefix: str = param("", help="count the systems whose name starts with this", form=False, command=False)
 
 
 def count_systems(params: CountSystemsParams, job: Job, progress) -> dict:

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 
 from annotation.job_params import LoadDemoParams
 from annotation.services.demo import demo_accounts_ensure
-from core.commands import job_run_here
+from core.commands import job_params_arguments, job_params_from_options, job_run_here
 
 
 class Command(BaseCommand):
@@ -10,16 +10,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-accounts", action="store_true")
-        parser.add_argument("--no-pools", action="store_true", help="skip retrieval (no embedding model needed)")
-        parser.add_argument(
-            "--no-models", action="store_true", help="skip training the demo's toy masked LM and causal system"
-        )
+        job_params_arguments(parser, LoadDemoParams)
 
     def handle(self, *args, **options):
         # A job, run here: the job list shows what was loaded, with a link to the demo dataset.
-        job = job_run_here(
-            params=LoadDemoParams(with_pools=not options["no_pools"], with_models=not options["no_models"])
-        )
+        job = job_run_here(params=job_params_from_options(LoadDemoParams, options))
         for line in job.result["loaded"]:
             self.stdout.write(f"loaded {line}")
         if options["no_accounts"]:

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
-from core.commands import format_report, job_run_here
+from core.commands import format_report, job_params_arguments, job_params_from_options, job_run_here
 from core.errors import UserError
 from crowd.job_params import CrowdPublishParams, CrowdSyncParams
 from crowd.models import CrowdBatch, CrowdProvider
@@ -28,11 +28,10 @@ class Command(BaseCommand):
         )
         create.add_argument("--max-units", type=int, default=None)
         create.add_argument("--production", action="store_true", help="MTurk: real money (needs --confirm on publish)")
-        for name in ("cost", "status", "sync", "expire"):
+        for name in ("cost", "status", "expire"):
             sub.add_parser(name).add_argument("batch", type=int)
-        publish = sub.add_parser("publish")
-        publish.add_argument("batch", type=int)
-        publish.add_argument("--confirm-production", action="store_true")
+        job_params_arguments(sub.add_parser("sync"), CrowdSyncParams)
+        job_params_arguments(sub.add_parser("publish"), CrowdPublishParams)
         approvals = sub.add_parser("approvals", help="import a link platform's approvals CSV")
         approvals.add_argument("batch", type=int)
         approvals.add_argument("path", type=Path)
@@ -64,9 +63,10 @@ class Command(BaseCommand):
                 production=o["production"],
             )
             return {"batch": batch.pk, "name": batch.name, "provider": batch.provider, "status": batch.status}
-        batch = CrowdBatch.objects.select_related("dataset").filter(pk=o["batch"]).first()
+        batch_pk = o["batch_id"] if action in ("publish", "sync") else o["batch"]
+        batch = CrowdBatch.objects.select_related("dataset").filter(pk=batch_pk).first()
         if batch is None:
-            raise CommandError(f"no crowd batch {o['batch']}")
+            raise CommandError(f"no crowd batch {batch_pk}")
         if action == "cost":
             return crowd_cost_estimate(batch=batch).as_dict()
         if action == "status":
@@ -76,8 +76,5 @@ class Command(BaseCommand):
             return crowd_batch_status(batch=batch)
         if action == "approvals":
             return link_approvals_import(batch=batch, path=o["path"])
-        if action == "publish":
-            params = CrowdPublishParams(batch_id=batch.pk, confirm_production=o["confirm_production"])
-        else:
-            params = CrowdSyncParams(batch_id=batch.pk)
-        return job_run_here(params=params).result
+        params_class = CrowdPublishParams if action == "publish" else CrowdSyncParams
+        return job_run_here(params=job_params_from_options(params_class, o)).result

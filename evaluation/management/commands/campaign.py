@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import job_execute_here
+from core.commands import job_execute_here, job_params_arguments
 from core.errors import UserError
+from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign
 from evaluation.services.campaign_setup import campaign_create
 from evaluation.services.campaigns import campaign_start
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         run = sub.add_parser("run")
         run.add_argument("name")
         run.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
-        run.add_argument("--device", default=None, help="cuda, cpu (default: a GPU when there is one)")
+        job_params_arguments(run, CampaignParams)
 
     def handle(self, *args, **o):
         try:

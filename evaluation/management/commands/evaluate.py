@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import format_report, job_execute_here
+from core.commands import format_report, job_execute_here, job_params_arguments
 from core.errors import UserError
 from evaluation.job_params import EvaluateParams
 from evaluation.services.evaluations import evaluation_start
@@ -15,13 +15,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--system", required=True, help="system name (see register_system)")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
-        parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
-        parser.add_argument(
-            "--batch-questions",
-            type=int,
-            default=EvaluateParams.default("batch_questions"),
-            help="questions per committed batch",
-        )
+        job_params_arguments(parser, EvaluateParams)
 
     def handle(self, *args, **o):
         try:

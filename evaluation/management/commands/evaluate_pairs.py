@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import format_report, job_execute_here
+from core.commands import format_report, job_execute_here, job_params_arguments
 from core.errors import UserError
 from evaluation.job_params import EvaluatePairsParams
 from evaluation.services.pair_evaluations import pair_evaluation_start
@@ -19,10 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--set", dest="pair_set", required=True, help="pair set name")
         parser.add_argument("--system", required=True, help="system name (see register_system)")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
-        parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
-        parser.add_argument(
-            "--batch-pairs", type=int, default=EvaluatePairsParams.default("batch_pairs"), help="pairs per batch"
-        )
+        job_params_arguments(parser, EvaluatePairsParams)
         parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
 
     def handle(self, *args, **o):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import format_report, job_execute_here
+from core.commands import format_report, job_execute_here, job_params_arguments
 from core.errors import UserError
 from evaluation.job_params import GenerateParams
 from evaluation.services.generations import generation_start, generation_summary
@@ -23,13 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-new-tokens", type=int, default=40)
         parser.add_argument("--seed", type=int, default=0, help="nucleus: the same seed gives the same responses")
         parser.add_argument("--background", action="store_true", help="enqueue the job for a worker instead")
-        parser.add_argument("--device", default=None, help="cuda, cuda:1, cpu (default: a GPU when there is one)")
-        parser.add_argument(
-            "--batch-size",
-            type=int,
-            default=GenerateParams.default("batch_size"),
-            help="contexts per batch (and per commit)",
-        )
+        job_params_arguments(parser, GenerateParams)
 
     def handle(self, *args, **o):
         try:

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from core.commands import format_report, job_run_here
+from core.commands import format_report, job_params_arguments, job_params_from_options, job_run_here
 from pairs.job_params import ImportPairsParams
 
 
@@ -11,10 +11,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
-        parser.add_argument("--set", required=True, help="the new pair set's name")
-        parser.add_argument("--description", default="")
+        job_params_arguments(parser, ImportPairsParams)
 
     def handle(self, *args, **o):
-        params = ImportPairsParams(path=o["file"], name=o["set"], description=o["description"])
+        params = job_params_from_options(ImportPairsParams, o)
         self.stdout.write(format_report(job_run_here(params=params).result))

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from core.commands import format_report, job_run_here
+from core.commands import format_report, job_params_arguments, job_params_from_options, job_run_here
 from retrieval.job_params import BuildPoolsParams
 
 
@@ -12,49 +12,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        default = BuildPoolsParams.default
-        parser.add_argument("--dataset", required=True)
-        parser.add_argument("--repository", required=True)
-        parser.add_argument(
-            "--lexical",
-            type=int,
-            default=default("lexical"),
-            help=f"candidates from BM25 (default {default('lexical')})",
-        )
-        parser.add_argument(
-            "--dense",
-            type=int,
-            default=default("dense"),
-            help=f"candidates from embeddings (default {default('dense')})",
-        )
-        parser.add_argument(
-            "--min-tokens",
-            type=int,
-            default=default("min_tokens"),
-            help=f"skip shorter utterances (default {default('min_tokens')})",
-        )
-        parser.add_argument(
-            "--paraphrase-threshold",
-            type=float,
-            default=default("paraphrase_threshold"),
-            help="skip utterances at least this similar (cosine) to the ground truth",
-        )
-        parser.add_argument(
-            "--exclude",
-            action="append",
-            default=[],
-            dest="exclude_datasets",
-            help="never take an utterance that occurs in this dataset (repeatable)",
-        )
+        job_params_arguments(parser, BuildPoolsParams)
 
     def handle(self, *args, **o):
-        params = BuildPoolsParams(
-            dataset=o["dataset"],
-            repository=o["repository"],
-            lexical=o["lexical"],
-            dense=o["dense"],
-            min_tokens=o["min_tokens"],
-            paraphrase_threshold=o["paraphrase_threshold"],
-            exclude_datasets=o["exclude_datasets"],
-        )
+        params = job_params_from_options(BuildPoolsParams, o)
         self.stdout.write(format_report(job_run_here(params=params).result))

@@ -1,20 +1,16 @@
-import dataclasses
-from pathlib import Path
-
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import format_report, job_run_here
+from core.commands import format_report, job_params_arguments, job_params_from_options, job_run_here
+from core.job_registry import JobParams
 from testsets.formats.registry import FORMATS, readable_formats
-from testsets.job_params import ImportTestsetParams
+from testsets.job_params import ImportHFTestsetParams, ImportTestsetParams
 
-# option -> the field of a format's import job that takes it
-OPTION_FIELDS = {
-    "scores": "scores_path",
-    "dataset": "dataset",
-    "name": "name",
-    "context_turns": "context_turns",
-    "encoding": "encoding",
-}
+# The options of every readable format's import job, each declared by the job that takes it; a
+# format refuses the others'.
+OPTION_PARAMS: tuple[tuple[type[JobParams], tuple[str, ...]], ...] = (
+    (ImportHFTestsetParams, ("dataset", "name")),
+    (ImportTestsetParams, ("scores_path", "context_turns", "encoding")),
+)
 
 
 class Command(BaseCommand):
@@ -25,41 +21,33 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("path", type=Path, help="the TSV file, or the folder with --format hf")
+        job_params_arguments(parser, ImportTestsetParams, names=["path"])
         parser.add_argument("--format", choices=readable_formats(), default="tsv")
-        parser.add_argument("--scores", type=Path, help="human_scores.jsonl aligned with the TSV")
-        parser.add_argument("--dataset", help="required for tsv; for hf the test set's name by default")
-        parser.add_argument("--name", help="hf: the test set's name (default: the manifest's, else the folder's)")
-        parser.add_argument(
-            "--context-turns", type=int, help=f"tsv (default {ImportTestsetParams.default('context_turns')})"
-        )
-        parser.add_argument("--encoding", help=f"tsv (default {ImportTestsetParams.default('encoding')})")
+        # None when not given: the chosen format's job takes its own default, and refuses the others' options
+        for params, names in OPTION_PARAMS:
+            job_params_arguments(parser, params, names=list(names), defaults=False)
 
     def handle(self, *args, **o):
-        params_class = FORMATS[o["format"]].import_params
-        fields = {f.name: f for f in dataclasses.fields(params_class)}
-        given = {option: o[option] for option in OPTION_FIELDS if o[option] is not None}
-        foreign = [option for option in given if OPTION_FIELDS[option] not in fields]
+        params = FORMATS[o["format"]].import_params
+        takes = {p.name for p in params.command_params()}
+        foreign = [name for _, names in OPTION_PARAMS for name in names if o[name] is not None and name not in takes]
         if foreign:
-            others = [n for n in readable_formats() if OPTION_FIELDS[foreign[0]] in _field_names(n)]
-            raise CommandError(f"{', '.join(_flag(f) for f in foreign)}: for the {' and '.join(others)} format only")
-        values = {OPTION_FIELDS[option]: value for option, value in given.items()}
-        for name, field in fields.items():
-            if name != "path" and name not in values and _required(field):
-                option = next(opt for opt, f in OPTION_FIELDS.items() if f == name)
-                raise CommandError(f"{_flag(option)} is required for the {o['format']} format")
-        values = {key: str(value.resolve()) if isinstance(value, Path) else value for key, value in values.items()}
-        params = params_class(path=str(o["path"].resolve()), **values)
-        self.stdout.write(format_report(job_run_here(params=params).result))
+            others = [f for f in readable_formats() if foreign[0] in _names(FORMATS[f].import_params)]
+            raise CommandError(
+                f"{', '.join(_flag(name) for name in foreign)}: for the {' and '.join(others)} format only"
+            )
+        for p in params.command_params():
+            if p.required and p.name != "path" and o.get(p.name) is None:
+                raise CommandError(f"{_flag(p.name)} is required for the {o['format']} format")
+        self.stdout.write(format_report(job_run_here(params=job_params_from_options(params, o)).result))
 
 
-def _field_names(format_name: str) -> set[str]:
-    return {f.name for f in dataclasses.fields(FORMATS[format_name].import_params)}
+def _names(params: type[JobParams]) -> set[str]:
+    return {p.name for p in params.command_params()}
 
 
-def _required(field: dataclasses.Field) -> bool:
-    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-
-
-def _flag(option: str) -> str:
-    return "--" + option.replace("_", "-")
+def _flag(name: str) -> str:
+    for params, _ in OPTION_PARAMS:
+        if name in _names(params):
+            return params.param_get(name).spec.option or "--" + name.replace("_", "-")
+    return "--" + name.replace("_", "-")
