@@ -18,7 +18,7 @@ README would:
    trials and the pair set, runs it from the campaign list and reads its report;
 9. opens the new dataset's questions for annotation once its pools are there.
 
-Then it counts the stack's jobs by status (every job of the database, the demo's too) and the
+Then it counts the stack's jobs by status (the job list's, the 200 newest: the demo's too) and the
 tracebacks in the stack's logs (var/log). Target: 0 failed jobs, 0 tracebacks.
 Screenshots go to --out.
 
@@ -27,6 +27,7 @@ Screenshots go to --out.
 """
 
 import argparse
+import itertools
 import re
 import sys
 import tempfile
@@ -218,19 +219,19 @@ def run_round(r: Round, *, dialogues_file: Path, tag: str) -> None:
 
 
 def jobs_by_status(r: Round) -> dict[str, int]:
+    """The job list's jobs (the 200 newest) by status."""
     page = r.log_in("researcher")
     counts: dict[str, int] = {}
-    url = f"{r.base}/jobs/"
-    while url:
-        page.goto(url)
+    page.goto(f"{r.base}/jobs/")
+    while True:
         for row in page.locator("table tbody tr").all():
             cells = row.locator("td").all_inner_texts()
             if len(cells) >= 3:
                 counts[cells[2].strip()] = counts.get(cells[2].strip(), 0) + 1
-        following = page.locator("a:text('next')")
-        url = f"{r.base}/jobs/{following.first.get_attribute('href')}" if following.count() else ""
-        url = url.replace("/jobs//jobs/", "/jobs/").replace("/jobs/?", "/jobs/?") if url else ""
-    return counts
+        following = page.locator("a:text-is('next')")
+        if not following.count():
+            return counts
+        click(page, "a:text-is('next')")
 
 
 def main() -> int:
@@ -255,7 +256,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
         dialogues_file = Path(folder) / f"dialogues_test_{options.dialogues}.txt"
         with DAILYDIALOG_TEST.open(encoding="utf-8") as source:
-            dialogues_file.write_text("".join(line for _, line in zip(range(options.dialogues), source)))
+            dialogues_file.write_text("".join(itertools.islice(source, options.dialogues)))
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         r = Round(browser, options.base, credentials, options.out)
         started = time.monotonic()
