@@ -19,7 +19,7 @@ from tests.evaluation.campaign_helpers import build_repository, campaign_with
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 QUESTIONS, TRIALS = 40, 30
 

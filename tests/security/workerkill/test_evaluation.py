@@ -21,7 +21,7 @@ from tests.factories import PairFactory, PairSetFactory
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 CANDIDATES = 4  # the ground truth and 3 false candidates
 

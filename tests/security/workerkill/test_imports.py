@@ -35,7 +35,7 @@ from retrieval.job_params import ImportRepositoryParams
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 ANNOTATORS = 5
 
