@@ -42,9 +42,12 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
+# The SQLite pass leaves out the `workers` tests (Celery worker processes sharing or taking over jobs:
+# make run's workers use PostgreSQL); the PostgreSQL pass leaves out the `heavy` ones (models, real
+# data, the embedded servers: the engine does not change their outcome).
 test-sqlite: install
 	@echo "== test suite on SQLite =="
-	env -u DATABASE_URL $(PYTEST)
+	env -u DATABASE_URL $(PYTEST) -m "not workers"
 
 test-postgres: install
 	$(PY) -m config.stack with-postgres '$(TEST_POSTGRES_URL)' -- $(PYTEST) -m "not heavy"

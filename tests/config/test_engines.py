@@ -12,7 +12,7 @@ import redis
 
 from config.engines import EmbeddedPostgres, EmbeddedRedis
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 
 def processes_in(folder: Path) -> list[psutil.Process]:

@@ -15,7 +15,7 @@ from config.stack import embedded_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 
 def closed_port() -> int:

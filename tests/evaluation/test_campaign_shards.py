@@ -181,6 +181,7 @@ def large_campaign(db, tmp_path, systems):
     return make
 
 
+@pytest.mark.workers
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_campaigns_trials_and_give_the_rows_of_one_worker(

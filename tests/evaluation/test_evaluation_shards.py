@@ -138,6 +138,7 @@ def test_the_summary_does_not_depend_on_the_order_the_shards_wrote_their_results
     assert results("sharded") == results("reference")
 
 
+@pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_an_evaluation_job_and_give_the_results_of_one_worker(
     testset, two_gpts, tmp_path, data_dir, monkeypatch

@@ -91,6 +91,7 @@ def test_a_generation_job_run_in_shards_here_gives_the_responses_of_a_run_in_one
     assert job.phases[-1]["name"] == "generating responses" and job.phases[-1]["done"] == 30
 
 
+@pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_generation_job_and_give_the_responses_of_one_worker(
     tmp_path, two_gpts, data_dir, monkeypatch

@@ -96,6 +96,7 @@ def test_a_pair_evaluation_job_run_in_shards_here_gives_the_results_of_a_run_in_
     assert job.phases[-1]["name"] == "scoring pairs" and job.phases[-1]["done"] == 30
 
 
+@pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_pair_evaluation_job_and_give_the_results_of_one_worker(
     pairs, two_gpts, tmp_path, data_dir, monkeypatch

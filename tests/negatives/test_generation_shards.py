@@ -106,6 +106,7 @@ def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_
     assert job.phases[-1]["name"] == "scoring and replacing words" and job.phases[-1]["done"] == 30
 
 
+@pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_negatives_job_and_give_the_negatives_of_one_worker(
     tmp_path, tiny_mlm_dir, data_dir, monkeypatch

@@ -8,6 +8,8 @@ from retrieval.dense.encoder import get_encoder
 from retrieval.dense.search_index import FaissOptions, IvfPqIndex, faiss_index_build, faiss_index_open
 from retrieval.dense.store import EmbeddingStore, EmbeddingStoreWriter
 
+pytestmark = pytest.mark.heavy
+
 
 def unit_vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)

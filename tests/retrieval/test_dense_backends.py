@@ -14,6 +14,8 @@ from retrieval.dense.base import DenseIndex
 from retrieval.dense.store import EmbeddingStoreWriter
 from tests.retrieval.es_double import ElasticsearchDouble
 
+pytestmark = pytest.mark.heavy
+
 BACKENDS = ["exact", "hnsw", "ivfpq", "elasticsearch-double", "elasticsearch"]
 # The size thresholds that make each FAISS tier the one chosen for a small store.
 THRESHOLDS = {"exact": (10**9, 10**9), "hnsw": (0, 10**9), "ivfpq": (0, 0)}

@@ -148,6 +148,7 @@ def test_with_elasticsearch_knn_each_shard_loads_its_vectors_into_the_cluster_in
         assert not es.errors, es.errors
 
 
+@pytest.mark.workers
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_an_encoding_and_write_the_store_of_one_piece(tmp_path, data_dir, monkeypatch):

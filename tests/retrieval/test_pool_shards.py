@@ -111,6 +111,7 @@ def test_a_pool_job_run_in_shards_here_builds_the_pools_of_a_run_in_one_piece(ti
     assert job.phases[-1]["name"] == "retrieving candidates" and job.phases[-1]["done"] == 30
 
 
+@pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_pool_job_and_build_the_pools_of_one_worker(tiny_encoder, tmp_path, data_dir, monkeypatch):
     # given the same 600 questions twice, and pools built for the first in one piece, in this process

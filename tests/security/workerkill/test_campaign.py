@@ -19,7 +19,7 @@ from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_jo
 from testsets.services.build import testset_build
 from testsets.services.import_tsv import testset_import
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 QUESTIONS, TRIALS = 40, 30
 

@@ -20,7 +20,7 @@ from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, Impor
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 from testsets.services.import_tsv import testset_import
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 ANNOTATORS = 5
 

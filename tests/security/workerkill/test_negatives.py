@@ -14,7 +14,7 @@ from negatives.services.generation import negatives_generate
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 EVERY_WORD = -1e9
 BATCH = 32

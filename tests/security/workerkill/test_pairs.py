@@ -15,7 +15,7 @@ from pairs.services.building import pair_set_for_build, pairs_build
 from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
 def pairs_of(name: str) -> list[tuple]:

@@ -23,7 +23,7 @@ from tests.security.workerkill.corpus import sentences
 from tests.security.workerkill.killing import assert_succeeded_once, kill_mid_job_and_take_over
 from tests.worker_helpers import HANG_GUARD_S, wait_finished
 
-pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.workers, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
 def import_repository(folder: Path, n: int) -> None:
