@@ -28,6 +28,7 @@ Screenshots go to --out.
 
 import argparse
 import itertools
+import os
 import re
 import sys
 import tempfile
@@ -36,7 +37,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data"))
 DAILYDIALOG_TEST = SHARED / "dailydialog" / "test" / "dialogues_test.txt"
 DAILYDIALOG_TRAIN = SHARED / "dailydialog" / "train" / "dialogues_train.txt"
 CHROMIUM = "/usr/bin/chromium"
@@ -243,7 +244,7 @@ def main() -> int:
     options = parser.parse_args()
     for path in (DAILYDIALOG_TEST, DAILYDIALOG_TRAIN):
         if not path.exists():
-            sys.exit(f"skipped: {path} is missing (the real DailyDialog of ../shared/data)")
+            sys.exit(f"skipped: {path} is missing (the real DailyDialog; WELLCHOSEN_SHARED_DATA: its folder)")
     from playwright.sync_api import sync_playwright
 
     credentials = dict(
