@@ -72,10 +72,22 @@ class Round:
         while time.monotonic() < deadline:
             status = page.request.get(f"{self.base}/jobs/{job_id.group(1)}/status.json").json()
             if status["status"] in FINISHED:
-                page.reload()
+                self.settle(page)
                 return status
             time.sleep(2)
         raise TimeoutError(f"job #{job_id.group(1)} still running after {JOB_HANG_GUARD_S} s")
+
+    @staticmethod
+    def settle(page) -> None:
+        """Load the finished job's page; its own script reloads it on finishing too, and whichever
+        navigation comes second aborts the first."""
+        for attempt in range(5):
+            try:
+                page.goto(page.url)
+                return
+            except Exception:  # playwright's Error: net::ERR_ABORTED
+                time.sleep(1 + attempt)
+        page.goto(page.url)
 
     def shot(self, page, name: str) -> None:
         page.screenshot(path=str(self.out / f"{name}.png"), full_page=True)
