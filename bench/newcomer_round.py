@@ -28,6 +28,7 @@ Screenshots go to --out.
 
 import argparse
 import itertools
+import os
 import re
 import sys
 import tempfile
@@ -36,7 +37,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", ROOT.parent / "shared" / "data"))
 DAILYDIALOG_TEST = SHARED / "dailydialog" / "test" / "dialogues_test.txt"
 DAILYDIALOG_TRAIN = SHARED / "dailydialog" / "train" / "dialogues_train.txt"
 CHROMIUM = "/usr/bin/chromium"
@@ -71,10 +72,22 @@ class Round:
         while time.monotonic() < deadline:
             status = page.request.get(f"{self.base}/jobs/{job_id.group(1)}/status.json").json()
             if status["status"] in FINISHED:
-                page.reload()
+                self.settle(page)
                 return status
             time.sleep(2)
         raise TimeoutError(f"job #{job_id.group(1)} still running after {JOB_HANG_GUARD_S} s")
+
+    @staticmethod
+    def settle(page) -> None:
+        """Load the finished job's page; its own script reloads it on finishing too, and whichever
+        navigation comes second aborts the first."""
+        for attempt in range(5):
+            try:
+                page.goto(page.url)
+                return
+            except Exception:  # playwright's Error: net::ERR_ABORTED
+                time.sleep(1 + attempt)
+        page.goto(page.url)
 
     def shot(self, page, name: str) -> None:
         page.screenshot(path=str(self.out / f"{name}.png"), full_page=True)
@@ -243,7 +256,7 @@ def main() -> int:
     options = parser.parse_args()
     for path in (DAILYDIALOG_TEST, DAILYDIALOG_TRAIN):
         if not path.exists():
-            sys.exit(f"skipped: {path} is missing (the real DailyDialog of ../shared/data)")
+            sys.exit(f"skipped: {path} is missing (the real DailyDialog; WELLCHOSEN_SHARED_DATA: its folder)")
     from playwright.sync_api import sync_playwright
 
     credentials = dict(
