@@ -1,4 +1,4 @@
-from .campaigns import (
+from .campaign import (
     Campaign,
     DecodingStrategy,
     GeneratedResponse,
@@ -6,8 +6,8 @@ from .campaigns import (
     RandomTrialResult,
     ResponseRating,
 )
-from .pairs import PairEvaluation, PairResult
-from .systems import (
+from .pair_evaluation import PairEvaluation, PairResult
+from .system import (
     CandidateResult,
     ContextForm,
     Evaluation,

@@ -9,7 +9,7 @@ from annotation.services.testset_build import testset_build
 from core.errors import UserError
 from core.models import Job
 from evaluation.models import Evaluation, System
-from evaluation.models.systems import TFIDF_BASELINE
+from evaluation.models.system import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
 

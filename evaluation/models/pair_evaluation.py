@@ -4,7 +4,7 @@ minimally edited incorrect twin?"""
 from django.db import models
 from django.db.models import Q
 
-from .systems import SYSTEM_REVISION_HELP, EvaluationStatus, System
+from .system import SYSTEM_REVISION_HELP, EvaluationStatus, System
 
 
 class PairEvaluation(models.Model):

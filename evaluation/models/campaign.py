@@ -18,7 +18,7 @@ A campaign (Sato et al. 2020, §4) puts side by side, for a set of systems:
 from django.db import models
 from django.db.models import Q
 
-from .systems import SYSTEM_REVISION_HELP, EvaluationStatus
+from .system import SYSTEM_REVISION_HELP, EvaluationStatus
 
 
 class DecodingStrategy(models.TextChoices):
