@@ -9,10 +9,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Dataset
-from core.admin.helpers import ReadOnlyAdmin, job_link_html, permission_required_page, readable_result_html, render_form
+from core.admin.helpers import ReadOnlyAdmin, permission_required_page, readable_result_html, render_form
 from core.errors import UserError
-from core.services.jobs import job_cancel
-from evaluation.admin.runs import ToyModelNoteMixin
+from evaluation.admin.runs import SystemRunAdmin
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
 from evaluation.services.generations import generation_start
 from evaluation.services.human_ratings import rating_dataset_create
@@ -47,7 +46,8 @@ class RatingDatasetForm(forms.Form):
 
 
 @admin.register(Generation)
-class GenerationAdmin(ToyModelNoteMixin, ReadOnlyAdmin):
+class GenerationAdmin(SystemRunAdmin):
+    run_permission = "evaluation.add_generation"
     list_display = [
         "id",
         "system",
@@ -81,17 +81,10 @@ class GenerationAdmin(ToyModelNoteMixin, ReadOnlyAdmin):
         "summary",
     ]
     exclude = ["job"]
-    actions = ["run_generations", "cancel_generations", "collect_ratings"]
+    actions = [*SystemRunAdmin.actions, "collect_ratings"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_responses=Count("responses"))
-
-    def has_add_permission(self, request):
-        return request.user.has_perm("evaluation.add_generation")
-
-    def has_run_permission(self, request) -> bool:
-        """Running and cancelling generations (the actions): the permission to add them."""
-        return request.user.has_perm("evaluation.add_generation")
 
     def has_collect_permission(self, request) -> bool:
         return request.user.has_perm("annotation.add_dataset")  # the ratings are a new dataset
@@ -179,41 +172,26 @@ class GenerationAdmin(ToyModelNoteMixin, ReadOnlyAdmin):
         url = reverse("admin:evaluation_generatedresponse_changelist") + f"?generation__id__exact={obj.pk}"
         return format_html('<a href="{}">{}</a>', url, obj.n_responses)
 
-    @admin.display(description="job")
-    def job_link(self, obj):
-        return job_link_html(obj.job_id)
-
     @admin.display(description="summary of the last job")
     def summary(self, obj):
         result = obj.job.result if obj.job_id else {}
         return readable_result_html(result or {})
 
-    @admin.action(description="Run or resume the selected generations", permissions=["run"])
-    def run_generations(self, request, queryset):
-        started = 0
-        for generation in queryset.select_related("system", "dataset").filter(dataset__isnull=False):
-            try:
-                _, job = generation_start(
-                    system_name=generation.system.name,
-                    dataset_name=generation.dataset.name,
-                    strategy=generation.strategy,
-                    top_p=generation.top_p,
-                    temperature=generation.temperature,
-                    max_new_tokens=generation.max_new_tokens,
-                    seed=generation.seed,
-                    created_by=request.user,
-                )
-            except UserError as exc:
-                messages.error(request, f"{generation}: {exc}")
-            else:
-                started += job is not None
-        messages.info(request, f"{started} generation job(s) started.")
+    def startable_runs(self, queryset):
+        return queryset.select_related("system", "dataset").filter(dataset__isnull=False)  # imports do not run
 
-    @admin.action(description="Cancel the selected generations", permissions=["run"])
-    def cancel_generations(self, request, queryset):
-        for job_id in queryset.exclude(job__isnull=True).values_list("job_id", flat=True):
-            job_cancel(job_id=job_id)
-        messages.info(request, "Cancellation requested.")
+    def run_start(self, run, *, user):
+        _, job = generation_start(
+            system_name=run.system.name,
+            dataset_name=run.dataset.name,
+            strategy=run.strategy,
+            top_p=run.top_p,
+            temperature=run.temperature,
+            max_new_tokens=run.max_new_tokens,
+            seed=run.seed,
+            created_by=user,
+        )
+        return job
 
 
 @admin.register(GeneratedResponse)

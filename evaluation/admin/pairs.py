@@ -74,16 +74,9 @@ class PairEvaluationAdmin(ScoringRunAdmin):
     def accuracy(self, obj):
         return super().accuracy(obj)
 
-    @admin.action(description="Run or resume the selected pair evaluations", permissions=["run"])
-    def run_evaluations(self, request, queryset):
-        started = 0
-        for evaluation in queryset.select_related("system", "pair_set"):
-            try:
-                _, job = pair_evaluation_start(
-                    pair_set_name=evaluation.pair_set.name, system_name=evaluation.system.name, created_by=request.user
-                )
-            except UserError as exc:
-                messages.error(request, f"{evaluation}: {exc}")
-            else:
-                started += job is not None
-        messages.info(request, f"{started} pair evaluation job(s) started.")
+    def startable_runs(self, queryset):
+        return queryset.select_related("system", "pair_set")
+
+    def run_start(self, run, *, user):
+        _, job = pair_evaluation_start(pair_set_name=run.pair_set.name, system_name=run.system.name, created_by=user)
+        return job

@@ -114,12 +114,9 @@ class EvaluationAdmin(ScoringRunAdmin):
             "queue (a worker without a GPU scores on its CPU) and can be cancelled and resumed.",
         )
 
-    @admin.action(description="Run or resume the selected evaluations", permissions=["run"])
-    def run_evaluations(self, request, queryset):
-        started = 0
-        for evaluation in queryset.select_related("system", "testset"):
-            _, job = evaluation_start(
-                testset_name=evaluation.testset.name, system_name=evaluation.system.name, created_by=request.user
-            )
-            started += job is not None
-        messages.info(request, f"{started} evaluation job(s) started.")
+    def startable_runs(self, queryset):
+        return queryset.select_related("system", "testset")
+
+    def run_start(self, run, *, user):
+        _, job = evaluation_start(testset_name=run.testset.name, system_name=run.system.name, created_by=user)
+        return job

@@ -1,22 +1,9 @@
-from .campaigns import (
-    Campaign,
-    DecodingStrategy,
-    GeneratedResponse,
-    Generation,
-    RandomTrialResult,
-    ResponseRating,
-)
-from .pairs import PairEvaluation, PairResult
-from .systems import (
-    CandidateResult,
-    ContextForm,
-    Evaluation,
-    EvaluationStatus,
-    QuestionResult,
-    System,
-    SystemDtype,
-    SystemKind,
-)
+from .campaign import Campaign, RandomTrialResult
+from .evaluation import CandidateResult, Evaluation, QuestionResult
+from .generation import DecodingStrategy, GeneratedResponse, Generation, ResponseRating
+from .pair_evaluation import PairEvaluation, PairResult
+from .system import ContextForm, System, SystemDtype, SystemKind
+from .system_run import EvaluationStatus, ScoringRun, SystemRun
 
 __all__ = [
     "Campaign",
@@ -32,7 +19,9 @@ __all__ = [
     "QuestionResult",
     "RandomTrialResult",
     "ResponseRating",
+    "ScoringRun",
     "System",
     "SystemDtype",
     "SystemKind",
+    "SystemRun",
 ]

@@ -3,7 +3,7 @@ so that the demo test set can be evaluated from the first page. A step of annota
 registered in apps.py."""
 
 from evaluation.models import System, SystemKind
-from evaluation.models.systems import TFIDF_BASELINE
+from evaluation.models.system import TFIDF_BASELINE
 
 from .systems import system_register
 

@@ -8,20 +8,18 @@ is never scored again, and result rows are unique per (evaluation, question) and
 from collections import defaultdict
 
 from django.db import transaction
-from django.utils import timezone
 
 from core.errors import UserError
 from core.models import Job
-from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluateParams
 from evaluation.metrics.accuracy import accuracy_summary
-from evaluation.models import CandidateResult, Evaluation, EvaluationStatus, QuestionResult, System
+from evaluation.models import CandidateResult, Evaluation, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors import candidate_labels, candidate_results, items_with_texts, pending_items
 from evaluation.services.evaluation_shards import evaluation_shard_size, evaluation_shards_plan
-from evaluation.services.tracking import run_tracked, tracked_job_start
+from evaluation.services.system_runs import system_run_execute, system_run_start
 from testsets.models import TestSet
 
 
@@ -47,19 +45,14 @@ def evaluation_start(
         raise UserError(f"no system {system_name!r}")
     with transaction.atomic():
         evaluation, _ = Evaluation.objects.select_for_update().get_or_create(testset=testset, system=system)
-        stale = evaluation.system_version is not None and evaluation.system_version != system.updated_at
-        if stale:
-            QuestionResult.objects.filter(evaluation=evaluation).delete()
-            evaluation.system_version = None
-        elif evaluation.status == EvaluationStatus.SUCCEEDED:
-            return evaluation, None
-        elif evaluation.job is not None and not evaluation.job.is_finished:
-            return evaluation, evaluation.job  # already queued or running: one job at a time
-        job = tracked_job_start(
-            evaluation,
+        job = system_run_start(
+            run=evaluation,
+            system=system,
             params=EvaluateParams(evaluation_id=evaluation.pk, batch_questions=batch_questions, device=device),
             created_by=created_by,
             enqueue=enqueue,
+            results_discard=QuestionResult.objects.filter(evaluation=evaluation).delete,
+            is_complete=lambda: True,  # a succeeded evaluation answered every question of its frozen test set
         )
     return evaluation, job
 
@@ -80,25 +73,24 @@ def evaluation_run(
     evaluation = Evaluation.objects.select_related("system", "testset").filter(pk=evaluation_id).first()
     if evaluation is None:
         raise UserError(f"no evaluation #{evaluation_id}")
-    system = evaluation.system
-    with run_tracked(Evaluation, evaluation.pk, system=system):
-        if job is not None and progress is not None:
-            size = evaluation_shard_size(batch_questions=batch_questions)
-            job_shards_run(
-                job=job,
-                progress=progress,
-                plan=lambda: evaluation_shards_plan(evaluation=evaluation, size=size),
-                phase="scoring questions",
-                unit="questions",
-            )
-        else:
-            _score_pending(evaluation, progress=progress, batch_questions=batch_questions, device=device)
+    size = evaluation_shard_size(batch_questions=batch_questions)
+
+    def summarise() -> dict:
         _check_complete(evaluation)
-        summary = evaluation_summary(evaluation=evaluation)
-    Evaluation.objects.filter(pk=evaluation.pk).update(
-        status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
+        return evaluation_summary(evaluation=evaluation)
+
+    return system_run_execute(
+        run=evaluation,
+        job=job,
+        progress=progress,
+        plan=lambda: evaluation_shards_plan(evaluation=evaluation, size=size),
+        phase="scoring questions",
+        unit="questions",
+        run_in_one_piece=lambda: _score_pending(
+            evaluation, progress=progress, batch_questions=batch_questions, device=device
+        ),
+        summarise=summarise,
     )
-    return summary
 
 
 def evaluation_shard_score(

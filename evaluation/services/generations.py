@@ -7,17 +7,15 @@ ground truth as the reference); decoding rules are in evaluation/scoring/generat
 """
 
 from django.db import transaction
-from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from annotation.models import Dataset
 from core.errors import UserError
 from core.models import Job
-from core.services.job_shards import job_shards_run
-from core.services.jobs import JobProgress, job_create
+from core.services.jobs import JobProgress
 from evaluation.job_params import GenerateParams
 from evaluation.metrics.diversity import distinct_n
-from evaluation.models import DecodingStrategy, EvaluationStatus, GeneratedResponse, Generation, System, SystemKind
+from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System, SystemKind
 from evaluation.scoring.decoding import Decoding, context_seed
 from evaluation.scoring.generate import generator_for
 from evaluation.selectors import (
@@ -27,7 +25,12 @@ from evaluation.selectors import (
     unanswered_questions,
 )
 from evaluation.services.evaluation_shards import context_order, evaluation_shard_size, generation_shards_plan
-from evaluation.services.tracking import run_tracked
+from evaluation.services.system_runs import (
+    system_run_execute,
+    system_run_is_stale,
+    system_run_job_is_live,
+    system_run_start,
+)
 
 GENERATED_STRATEGIES = (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)
 PHASE = "generating responses"
@@ -67,35 +70,29 @@ def generation_start(
         generation, _ = Generation.objects.select_for_update().get_or_create(
             system=system, dataset=dataset, defaults={**params, "seed": seed}
         )
-        running = generation.job is not None and not generation.job.is_finished
-        stale = generation.system_version is not None and generation.system_version != system.updated_at
         changed = _decoding_key(generation) != _decoding_key(Generation(**params, seed=seed))
-        if running:
-            if stale or changed:
-                raise UserError(
-                    f"generation job #{generation.job_id} is still running: cancel it before changing "
-                    "the decoding or the system"
-                )
-            return generation, generation.job  # already queued or running: one job at a time
-        if stale or changed:
-            _refuse_if_rated(generation)
-            generation.responses.all().delete()
-            generation.system_version = None
-        elif (
-            generation.status == EvaluationStatus.SUCCEEDED and not unanswered_questions(generation=generation).exists()
-        ):
-            return generation, None
-        for field, value in {**params, "seed": seed}.items():
-            setattr(generation, field, value)
-        generation.job = job_create(
+        if system_run_job_is_live(run=generation) and (changed or system_run_is_stale(run=generation, system=system)):
+            raise UserError(
+                f"generation job #{generation.job_id} is still running: cancel it before changing "
+                "the decoding or the system"
+            )
+        job = system_run_start(
+            run=generation,
+            system=system,
             params=GenerateParams(generation_id=generation.pk, batch_size=batch_size, device=device),
             created_by=created_by,
             enqueue=enqueue,
+            results_discard=lambda: _responses_discard(generation),
+            is_complete=lambda: not unanswered_questions(generation=generation).exists(),
+            changed=changed,
+            updates={**params, "seed": seed},
         )
-        generation.status = EvaluationStatus.PENDING
-        generation.error = ""
-        generation.save()
-    return generation, generation.job
+    return generation, job
+
+
+def _responses_discard(generation: Generation) -> None:
+    _refuse_if_rated(generation)
+    generation.responses.all().delete()
 
 
 def check_can_generate(system: System) -> None:
@@ -128,23 +125,18 @@ def generation_run(
     on the job's queue may run (generation_shard_generate); without, here in one piece. Either
     way the summary is computed from the stored responses."""
     generation = _generation_get(generation_id)
-    system = generation.system
-    check_can_generate(system)
-    with run_tracked(Generation, generation.pk, system=system):
-        if job is not None and progress is not None:
-            size = evaluation_shard_size(batch_questions=batch_size)
-            job_shards_run(
-                job=job,
-                progress=progress,
-                plan=lambda: generation_shards_plan(generation=generation, size=size),
-                phase=PHASE,
-                unit="contexts",
-            )
-        else:
-            _generate_pending(generation, progress=progress, batch_size=batch_size, device=device)
-        summary = generation_summary(generation=generation)
-    Generation.objects.filter(pk=generation.pk).update(status=EvaluationStatus.SUCCEEDED, finished_at=timezone.now())
-    return summary
+    check_can_generate(generation.system)
+    size = evaluation_shard_size(batch_questions=batch_size)
+    return system_run_execute(
+        run=generation,
+        job=job,
+        progress=progress,
+        plan=lambda: generation_shards_plan(generation=generation, size=size),
+        phase=PHASE,
+        unit="contexts",
+        run_in_one_piece=lambda: _generate_pending(generation, progress=progress, batch_size=batch_size, device=device),
+        summarise=lambda: generation_summary(generation=generation),
+    )
 
 
 def generation_shard_generate(

@@ -14,20 +14,18 @@ call with their shared context, so a language model encodes the context once per
 from collections import defaultdict
 
 from django.db import transaction
-from django.utils import timezone
 
 from core.errors import UserError
 from core.models import Job
-from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluatePairsParams
 from evaluation.metrics.accuracy import accuracy_summary
-from evaluation.models import EvaluationStatus, PairEvaluation, PairResult, System
+from evaluation.models import PairEvaluation, PairResult, System
 from evaluation.scoring import CandidateScore
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_pairs import counted_pairs, pair_results, pair_set_counts, pairs_with_texts, pending_pairs
 from evaluation.services.evaluation_shards import evaluation_shard_size, pair_shards_plan
-from evaluation.services.tracking import run_tracked, tracked_job_start
+from evaluation.services.system_runs import system_run_execute, system_run_start
 from pairs.models import PairSet
 
 
@@ -60,24 +58,26 @@ def pair_evaluation_start(
         )
     with transaction.atomic():
         evaluation, _ = PairEvaluation.objects.select_for_update().get_or_create(pair_set=pair_set, system=system)
-        stale = evaluation.system_version is not None and evaluation.system_version != system.updated_at
-        if stale:
-            PairResult.objects.filter(evaluation=evaluation).delete()
-            evaluation.system_version = None
-        elif evaluation.job is not None and not evaluation.job.is_finished:
-            return evaluation, evaluation.job  # already queued or running: one job at a time
-        elif evaluation.status == EvaluationStatus.SUCCEEDED and not pending_pairs(evaluation=evaluation).exists():
-            if evaluation.summary.get("n") != counts["counted"]:  # pairs rejected or dropped since
-                evaluation.summary = pair_evaluation_summary(evaluation=evaluation)
-                evaluation.save(update_fields=["summary"])
-            return evaluation, None
-        job = tracked_job_start(
-            evaluation,
+        job = system_run_start(
+            run=evaluation,
+            system=system,
             params=EvaluatePairsParams(evaluation_id=evaluation.pk, batch_pairs=batch_pairs, device=device),
             created_by=created_by,
             enqueue=enqueue,
+            results_discard=PairResult.objects.filter(evaluation=evaluation).delete,
+            is_complete=lambda: _is_complete(evaluation, counted=counts["counted"]),
         )
     return evaluation, job
+
+
+def _is_complete(evaluation: PairEvaluation, *, counted: int) -> bool:
+    """Every counted pair has its result; the summary is refreshed when pairs stopped counting since."""
+    if pending_pairs(evaluation=evaluation).exists():
+        return False
+    if evaluation.summary.get("n") != counted:  # pairs rejected or dropped since
+        evaluation.summary = pair_evaluation_summary(evaluation=evaluation)
+        evaluation.save(update_fields=["summary"])
+    return True
 
 
 def pair_evaluation_run(
@@ -94,23 +94,17 @@ def pair_evaluation_run(
     the job's queue may run (pair_evaluation_shard_score); without, here in one piece. Either way
     the summary is computed from the stored results, in pair order."""
     evaluation = _evaluation_get(evaluation_id)
-    with run_tracked(PairEvaluation, evaluation.pk, system=evaluation.system):
-        if job is not None and progress is not None:
-            size = evaluation_shard_size(batch_questions=batch_pairs)
-            job_shards_run(
-                job=job,
-                progress=progress,
-                plan=lambda: pair_shards_plan(evaluation=evaluation, size=size),
-                phase="scoring pairs",
-                unit="pairs",
-            )
-        else:
-            _score_pending(evaluation, progress=progress, batch_pairs=batch_pairs, device=device)
-        summary = pair_evaluation_summary(evaluation=evaluation)
-    PairEvaluation.objects.filter(pk=evaluation.pk).update(
-        status=EvaluationStatus.SUCCEEDED, summary=summary, finished_at=timezone.now()
+    size = evaluation_shard_size(batch_questions=batch_pairs)
+    return system_run_execute(
+        run=evaluation,
+        job=job,
+        progress=progress,
+        plan=lambda: pair_shards_plan(evaluation=evaluation, size=size),
+        phase="scoring pairs",
+        unit="pairs",
+        run_in_one_piece=lambda: _score_pending(evaluation, progress=progress, batch_pairs=batch_pairs, device=device),
+        summarise=lambda: pair_evaluation_summary(evaluation=evaluation),
     )
-    return summary
 
 
 def pair_evaluation_shard_score(

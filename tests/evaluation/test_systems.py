@@ -8,7 +8,7 @@ from django.utils.module_loading import import_string
 from core.errors import UserError
 from core.models import Job
 from evaluation.models import Evaluation, System
-from evaluation.models.systems import TFIDF_BASELINE
+from evaluation.models.system import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 from tests.factories import DatasetFactory
 from testsets.services.build import testset_build

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserError
 from evaluation.models import SystemDtype, SystemKind
-from evaluation.models.systems import TFIDF_BASELINE
+from evaluation.models.system import TFIDF_BASELINE
 from evaluation.services.systems import system_register
 
 

@@ -2,34 +2,22 @@
 minimally edited incorrect twin?"""
 
 from django.db import models
-from django.db.models import Q
 
-from .systems import SYSTEM_REVISION_HELP, EvaluationStatus, System
+from .system import System
+from .system_run import ScoringRun
 
 
-class PairEvaluation(models.Model):
+class PairEvaluation(ScoringRun):
     """One system on one pair set: its losses on both responses of every counted pair."""
 
     # Results are derived from the pairs (recomputable): they go with the set, as with its pairs.
     pair_set = models.ForeignKey("pairs.PairSet", on_delete=models.CASCADE, related_name="evaluations")
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="pair_evaluations")
-    status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
-    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # The system's updated_at when results were first written: a changed system needs a new evaluation.
-    system_version = models.DateTimeField(null=True, blank=True)
-    system_revision = models.CharField(max_length=200, blank=True, help_text=SYSTEM_REVISION_HELP)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(ScoringRun.Meta):
         constraints = [
+            *ScoringRun.Meta.constraints,
             models.UniqueConstraint(fields=["pair_set", "system"], name="pairevaluation_unique_set_system"),
-            models.CheckConstraint(
-                condition=Q(status__in=[s.value for s in EvaluationStatus]), name="pairevaluation_status_valid"
-            ),
         ]
 
     def __str__(self) -> str:

@@ -1,4 +1,4 @@
-"""Systems to rank and their evaluations on frozen test sets (Sato et al. §4)."""
+"""Systems to rank: language models (causal, encoder-decoder), plugins, and external systems (responses only)."""
 
 from django.db import models
 from django.db.models import Q
@@ -23,12 +23,6 @@ class SystemDtype(models.TextChoices):
     FLOAT32 = "float32", "float32"
     BFLOAT16 = "bfloat16", "bfloat16"
     FLOAT16 = "float16", "float16"
-
-
-SYSTEM_REVISION_HELP = (
-    "The exact weights when results were first written: the system's Hugging Face checkpoint and commit "
-    "(repo@sha); empty for a local directory or a plugin."
-)
 
 
 class ContextForm:
@@ -169,66 +163,3 @@ class System(models.Model):
 def _pinned(name: str, commit: str) -> str:
     """``repo@commit`` of a hub name that may ask for a branch or tag (``repo@main``)."""
     return f"{name.partition(REVISION_SEPARATOR)[0]}{REVISION_SEPARATOR}{commit}"
-
-
-class EvaluationStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    SUCCEEDED = "succeeded", "succeeded"
-    FAILED = "failed", "failed"
-    CANCELLED = "cancelled", "cancelled"
-
-
-class Evaluation(models.Model):
-    """One system on one test set: which candidate it selects for every question."""
-
-    testset = models.ForeignKey("testsets.TestSet", on_delete=models.PROTECT, related_name="evaluations")
-    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="evaluations")
-    status = models.CharField(max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.PENDING)
-    job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # The system's updated_at when results were first written: a changed system needs a new evaluation.
-    system_version = models.DateTimeField(null=True, blank=True)
-    system_revision = models.CharField(max_length=200, blank=True, help_text=SYSTEM_REVISION_HELP)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["testset", "system"], name="evaluation_unique_testset_system"),
-            models.CheckConstraint(
-                condition=Q(status__in=[s.value for s in EvaluationStatus]), name="evaluation_status_valid"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.system} on {self.testset} ({self.status})"
-
-
-class QuestionResult(models.Model):
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="questions")
-    item = models.ForeignKey("testsets.TestSetQuestion", on_delete=models.PROTECT, related_name="+")
-    selected_position = models.PositiveSmallIntegerField(help_text="Position of the lowest-loss candidate.")
-    correct = models.BooleanField()
-
-    class Meta:
-        ordering = ["evaluation_id", "item_id"]
-        constraints = [
-            models.UniqueConstraint(fields=["evaluation", "item"], name="questionresult_unique_item"),
-        ]
-
-
-class CandidateResult(models.Model):
-    question = models.ForeignKey(QuestionResult, on_delete=models.CASCADE, related_name="candidates")
-    candidate = models.ForeignKey("testsets.TestSetCandidate", on_delete=models.PROTECT, related_name="+")
-    loss = models.FloatField(help_text="Mean token cross-entropy of the candidate given the context (nats).")
-    sum_logprob = models.FloatField(null=True, blank=True, help_text="Summed token log-probability (nats).")
-    n_tokens = models.PositiveIntegerField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["question_id", "candidate_id"]
-        constraints = [
-            models.UniqueConstraint(fields=["question", "candidate"], name="candidateresult_unique_candidate"),
-        ]
