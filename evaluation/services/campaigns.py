@@ -87,17 +87,27 @@ def campaign_run(
     if campaign is None:
         raise UserError(f"no campaign #{campaign_id}")
     local = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
+    # the evaluations' own jobs were asked for by whoever started the campaign
+    created_by = job.created_by if job is not None else None
     if evaluate:
         for system in local:
             if campaign.testset is not None:
                 _, inner = evaluation_start(
-                    testset_name=campaign.testset.name, system_name=system.name, enqueue=False, device=device
+                    testset_name=campaign.testset.name,
+                    system_name=system.name,
+                    enqueue=False,
+                    device=device,
+                    created_by=created_by,
                 )
                 _execute_inside(inner, progress=progress)
             if campaign.pair_set is not None:
                 try:
                     _, inner = pair_evaluation_start(
-                        pair_set_name=campaign.pair_set.name, system_name=system.name, enqueue=False, device=device
+                        pair_set_name=campaign.pair_set.name,
+                        system_name=system.name,
+                        enqueue=False,
+                        device=device,
+                        created_by=created_by,
                     )
                 except UserError:
                     continue  # no accepted pair yet: the report says so

@@ -19,6 +19,7 @@ from tests.evaluation.campaign_helpers import (
     rated_generation,
 )
 from tests.evaluation.plugins import LongestWinsPlugin
+from tests.factories import UserFactory
 
 TRIALS = 10
 # human ratings per system (two annotators, one response per test-set question): a clear ranking
@@ -110,6 +111,18 @@ def test_the_evaluations_of_a_campaign_run_in_shards_of_their_own_jobs(setup):
         ("longest", JobShardStatus.SUCCEEDED, TRIALS),
         ("shortest", JobShardStatus.SUCCEEDED, TRIALS),
     ]
+
+
+def test_the_evaluations_jobs_of_a_campaign_name_who_started_the_campaign(setup):
+    # given a campaign that a researcher starts
+    campaign = rated_campaign(*setup, ["shortest", "longest"])
+    researcher = UserFactory(username="rosa", is_staff=True)
+    job = campaign_start(campaign=campaign, enqueue=False, device="cpu", created_by=researcher)
+    # when its job runs the evaluations inside it
+    job_execute(job_id=job.pk)
+    # then each evaluation's job names the researcher too, not the command line
+    jobs = [evaluation.job for evaluation in Evaluation.objects.select_related("job__created_by")]
+    assert len(jobs) == 2 and {j.created_by for j in jobs} == {researcher}
 
 
 def test_a_second_run_reuses_evaluations_and_trials(setup):
