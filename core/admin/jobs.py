@@ -2,9 +2,8 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from core.job_registry import job_kind_is_registered
-from core.models import Job, JobShard, JobStatus
-from core.services.jobs import job_cancel, job_enqueue
+from core.models import Job, JobShard
+from core.services.jobs import job_cancel, jobs_resend_pending
 
 from .helpers import ReadOnlyAdmin
 
@@ -69,11 +68,5 @@ class JobAdmin(ReadOnlyAdmin):
     def resend_jobs(self, request, queryset):
         # For a job whose message was lost (broker down when it was created); a job that is
         # already running or finished ignores the extra message.
-        pending = [
-            (job_id, kind)
-            for job_id, kind in queryset.filter(status=JobStatus.PENDING).values_list("pk", "kind")
-            if job_kind_is_registered(kind)
-        ]
-        for job_id, kind in pending:
-            job_enqueue(job_id=job_id, kind=kind)
+        pending = jobs_resend_pending(job_ids=list(queryset.values_list("pk", flat=True)))
         messages.info(request, f"{len(pending)} pending job(s) sent again.")

@@ -54,6 +54,26 @@ def job_enqueue(*, job_id: int, kind: str) -> None:
     transaction.on_commit(send)
 
 
+def jobs_resend_pending(*, job_ids: list[int]) -> list[int]:
+    """Send the pending jobs among ``job_ids`` again (their message was lost: the broker was down
+    when they were created). Each goes to the end of its queue, so its place in the wait that a job
+    page shows (``queued_at``) moves there too. Jobs already running or finished are left alone;
+    an extra message for a job that a worker takes meanwhile is dropped by ``job_claim``. Returns
+    the ids sent."""
+    with transaction.atomic():
+        pending = list(
+            Job.objects.select_for_update()
+            .filter(pk__in=job_ids, status=JobStatus.PENDING)
+            .order_by("pk")
+            .values_list("pk", "kind")
+        )
+        pending = [(job_id, kind) for job_id, kind in pending if job_kind_is_registered(kind)]
+        Job.objects.filter(pk__in=[job_id for job_id, _ in pending]).update(queued_at=timezone.now())
+        for job_id, kind in pending:
+            job_enqueue(job_id=job_id, kind=kind)
+    return [job_id for job_id, _ in pending]
+
+
 def job_claim(*, job_id: int) -> Job | None:
     """Take the job for this worker: pending, or running with a dead worker (stale heartbeat).
 
