@@ -31,8 +31,8 @@ OUTSIDE_OPTIONS = frozenset({"--profile", "--scale", "--apply_chat_template"})  
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SPAN = re.compile(r"`([^`\n]+)`")
 OPTION = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
-# A command line ends at a shell operator or a comment.
-LINE_END = re.compile(r"\s(?:\||&&|;|#|>)\s.*$")
+# A command line ends at a shell operator or a comment ("A | --b" is a choice of options, not a pipe).
+LINE_END = re.compile(r"\s(?:\|(?!\s+-)|&&|;|#|>)\s.*$")
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,7 @@ def tokens(line: str) -> list[str]:
 
 def check_options(parser: Parser, name: str, arguments: list[str]) -> Iterator[str]:
     for position, argument in enumerate(arguments):
+        argument = argument.strip("[](){},;")  # `[--format tsv|jsonl]`, `(--dataset NAME | ...)`
         if argument == "--":  # what follows is another program's command line
             return
         if parser.subcommands and not argument.startswith("-"):
@@ -172,7 +173,7 @@ def check_line(line: str) -> Iterator[str]:
             for option in sub.options
         )
         for word in words:
-            option = OPTION.fullmatch(word.split("=", 1)[0])
+            option = OPTION.fullmatch(word.strip("[](){},;").split("=", 1)[0])
             if option and option.group() not in known:
                 yield f"no command has the option {option.group()!r}"
 
@@ -190,7 +191,7 @@ def test_a_missing_option_subcommand_command_or_target_is_found():
     text = """Export with `manage.py export_testset NAME --no-such-option`, or:
 
 ```sh
-.venv/bin/python manage.py crowd create --no-such-flag \\
+.venv/bin/python manage.py crowd create [--no-such-flag] \\
     --name x
 .venv/bin/python manage.py crowd no_such_subcommand
 python manage.py no_such_command --format tsv
