@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,8 +103,26 @@ def toy_model_make(*, folder: Path, recipe: dict, trained_on: dict[str, int], bu
         toy.model.save_pretrained(scratch)
         toy.tokenizer.save_pretrained(scratch)
 
-    toy_folder_write(folder, write)
+    with _quiet_transformers():
+        toy_folder_write(folder, write)
     return {**result, "trained_on": trained_on, "seconds": round(time.monotonic() - started, 1)}
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No progress bar ("Writing model shards") and no warnings from transformers while a toy model is
+    trained and saved: load_demo's output, which make run prints, says what was loaded, a line a step."""
+    from transformers.utils import logging as transformers_logging
+
+    bars, verbosity = transformers_logging.is_progress_bar_enabled(), transformers_logging.get_verbosity()
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()
 
 
 def toy_folder_write(folder: Path, build: Callable[[Path], None]) -> None:
