@@ -224,3 +224,50 @@ def test_existing_commands_options_and_targets_pass():
 def test_bench_readme_stays_short():
     lines = len(BENCH_README.read_text().splitlines())
     assert lines <= BENCH_README_MAX_LINES, f"bench/README.md has {lines} lines (at most {BENCH_README_MAX_LINES})"
+
+
+MARKDOWN = [*DOCS, BENCH_README, PROJECT_ROOT / "CHANGELOG.md"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens,
+    a repeated heading numbered."""
+    anchors, seen = set(), {}
+    for heading in HEADING.findall(FENCE.sub("", text)):
+        anchor = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(f"{anchor}-{seen[anchor]}" if anchor in seen else anchor)
+        seen[anchor] = seen.get(anchor, 0) + 1
+    return anchors
+
+
+def link_errors(page: Path, text: str) -> list[str]:
+    errors = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.exists():
+            errors.append(f"{target}: no such file")
+        elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked.read_text()):
+            errors.append(f"{target}: no such heading")
+    return errors
+
+
+@pytest.mark.parametrize("page", MARKDOWN, ids=lambda path: str(path.relative_to(PROJECT_ROOT)))
+def test_links_between_the_docs_lead_to_a_page_and_heading(page):
+    assert link_errors(page, page.read_text()) == []
+
+
+def test_a_link_to_a_missing_page_or_heading_is_found():
+    page = PROJECT_ROOT / "docs" / "scaling.md"
+    text = (
+        "[tiers](../bench/README.md#dense-search-tiers), [round](../bench/README.md#a-newcomers-round-on-make-run), "
+        "[gone](../bench/README.md#no-such-table), [nowhere](no-such-page.md), [site](https://example.org/#x)"
+    )
+    assert link_errors(page, text) == [
+        "../bench/README.md#no-such-table: no such heading",
+        "no-such-page.md: no such file",
+    ]
