@@ -1,29 +1,14 @@
 import json
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Dataset, FilterRules, Question, Utterance
-from core.models import Job, JobStatus
+from core.models import JobStatus
+from tests.admin_jobs import post_and_run, upload
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 GOOD_GT, WRONG = [5, 5, 4, 5, 5], [1, 1, 2, 1, 1]
-
-
-def upload(name: str, content: str) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, content.encode("utf-8"))
-
-
-def post_and_run(client, url, data, capture):
-    """Submit an admin form that starts a job; run the job as the worker would after commit."""
-    with capture(execute=True):
-        response = client.post(url, data)
-    assert response.status_code == 302, response.content.decode()[:2000]
-    job = Job.objects.latest("id")
-    assert response["Location"] == reverse("job-detail", args=[job.pk])
-    job.refresh_from_db()
-    return job
 
 
 def test_dialogue_upload_runs_as_a_background_job(admin_client, django_capture_on_commit_callbacks):

@@ -1,13 +1,13 @@
 """The dataset services: the rules every dataset keeps, whoever creates or changes it."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Dataset, DatasetTask
 from annotation.services.datasets import dataset_get_or_create, dataset_save
 from core.errors import UserError
 from core.models import Job
+from tests.admin_jobs import upload
 from tests.factories import DatasetFactory
 from testsets.models import TestSet
 from testsets.services.build import testset_build
@@ -75,10 +75,6 @@ def test_the_admin_refuses_a_dataset_name_the_services_refuse(admin_client, db):
     assert response.status_code == 200
     assert "dataset name &#x27;Capital&#x27; must be a slug" in response.content.decode()
     assert Dataset.objects.get(pk=dataset.pk).name == "plain"
-
-
-def upload(name: str, content: str) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, content.encode("utf-8"))
 
 
 @pytest.mark.parametrize(

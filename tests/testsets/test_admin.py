@@ -2,11 +2,11 @@ import hashlib
 import json
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import FilterRules, Question, Score
 from core.models import Job, JobStatus
+from tests.admin_jobs import post_and_run, upload
 from tests.factories import DatasetFactory
 from testsets.models import TestSet
 from testsets.services.build import testset_build
@@ -20,21 +20,6 @@ def scored_dataset(db, scored_question):
     scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3)
     scored_question(dataset=dataset, gt=[1, 1, 1, 5, 5], false=[WRONG] * 3)
     return dataset
-
-
-def post_and_run(client, url, data, capture):
-    """Submit an admin form that starts a job; run the job as the worker would after commit."""
-    with capture(execute=True):
-        response = client.post(url, data)
-    assert response.status_code == 302, response.content.decode()[:2000]
-    job = Job.objects.latest("id")
-    assert response["Location"] == reverse("job-detail", args=[job.pk])
-    job.refresh_from_db()
-    return job
-
-
-def upload(name: str, content: str) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, content.encode("utf-8"))
 
 
 def test_testset_and_scores_upload(admin_client, django_capture_on_commit_callbacks):
