@@ -13,12 +13,13 @@ from core.admin.helpers import ReadOnlyAdmin, permission_required_page, readable
 from core.errors import UserError
 from evaluation.admin.runs import SystemRunAdmin
 from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
+from evaluation.scoring.backends import scoring_kinds
 from evaluation.services.generations import generation_start
 from evaluation.services.human_ratings import rating_dataset_create
 
 
 class GenerationStartForm(forms.Form):
-    system = forms.ModelChoiceField(queryset=System.objects.exclude(kind="external"))
+    system = forms.ModelChoiceField(queryset=System.objects.filter(kind__in=scoring_kinds()))
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), help_text="Its questions' contexts are answered.")
     strategy = forms.ChoiceField(
         choices=[(s.value, s.label) for s in (DecodingStrategy.GREEDY, DecodingStrategy.NUCLEUS)]

@@ -10,13 +10,14 @@ from core.admin.helpers import render_form
 from core.errors import UserError
 from evaluation.admin.runs import ScoringRunAdmin
 from evaluation.models import PairEvaluation, System
+from evaluation.scoring.backends import scoring_kinds
 from evaluation.services.pair_evaluations import pair_evaluation_start
 from pairs.models import PairSet
 
 
 class PairEvaluationStartForm(forms.Form):
     pair_set = forms.ModelChoiceField(queryset=PairSet.objects.all(), label="pair set")
-    system = forms.ModelChoiceField(queryset=System.objects.exclude(kind="external"))
+    system = forms.ModelChoiceField(queryset=System.objects.filter(kind__in=scoring_kinds()))
 
 
 @admin.register(PairEvaluation)

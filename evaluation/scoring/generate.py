@@ -22,50 +22,11 @@ Decoding is the same for every system, so that "greedy" compares like with like:
   same responses on the same kind of device (the CPU and CUDA generators differ) and dtype.
 """
 
-import inspect
-from collections.abc import Sequence
-from dataclasses import asdict
-
-from .decoding import Decoding, Response
 from .loading import scorer_for
-from .plugin import PluginScorer
-
-
-class PluginGenerator:
-    """A plugin's ``generate(contexts: list[list[str]]) -> list[str]``. It may also accept any of the
-    keywords ``strategy``, ``top_p``, ``temperature``, ``max_new_tokens`` and ``seeds``."""
-
-    def __init__(self, plugin) -> None:
-        if not callable(getattr(plugin, "generate", None)):
-            raise TypeError(f"{type(plugin).__name__} has no generate(contexts) method")
-        self.plugin = plugin
-        accepted = inspect.signature(plugin.generate).parameters
-        self._takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-        self._accepted = set(accepted)
-
-    def generate(
-        self, contexts: Sequence[Sequence[str]], *, decoding: Decoding = Decoding(), seeds: Sequence[int] | None = None
-    ) -> list[Response]:
-        options = {**asdict(decoding), "seeds": list(seeds) if seeds is not None else None}
-        kwargs = {k: v for k, v in options.items() if self._takes_any or k in self._accepted}
-        texts = self.plugin.generate([list(c) for c in contexts], **kwargs)
-        if len(texts) != len(contexts) or not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"plugin must return {len(contexts)} strings, one per context, got {texts!r:.200}")
-        return [Response(t.strip()) for t in texts]
 
 
 def generator_for(system, *, device: str | None = None, batch_size: int = 32):
     """The generator of a System, on the model its cached scorer loaded (one load per worker process)."""
-    scorer = scorer_for(system, device=device)
-    if isinstance(scorer, PluginScorer):
-        return PluginGenerator(scorer.plugin)
-    from .lm_generate import LMGenerator
+    from .backends import backend_for
 
-    return LMGenerator(
-        model=scorer.model,
-        tokenizer=scorer.tokenizer,
-        kind=system.kind,
-        template=scorer.template,
-        max_context_tokens=system.max_context_tokens,
-        batch_size=batch_size,
-    )
+    return backend_for(system).generator(system, scorer_for(system, device=device), batch_size=batch_size)

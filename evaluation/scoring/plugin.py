@@ -3,10 +3,12 @@
 import inspect
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from django.utils.module_loading import import_string
 
 from .base import CandidateScore
+from .decoding import Decoding, Response
 
 
 class PluginScorer:
@@ -39,3 +41,26 @@ class PluginScorer:
                 raise ValueError(f"plugin must return {len(cands)} finite losses per question, got {question_losses!r}")
             results.append([CandidateScore(loss=v) for v in values])
         return results
+
+
+class PluginGenerator:
+    """A plugin's ``generate(contexts: list[list[str]]) -> list[str]``. It may also accept any of the
+    keywords ``strategy``, ``top_p``, ``temperature``, ``max_new_tokens`` and ``seeds``."""
+
+    def __init__(self, plugin) -> None:
+        if not callable(getattr(plugin, "generate", None)):
+            raise TypeError(f"{type(plugin).__name__} has no generate(contexts) method")
+        self.plugin = plugin
+        accepted = inspect.signature(plugin.generate).parameters
+        self._takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+        self._accepted = set(accepted)
+
+    def generate(
+        self, contexts: Sequence[Sequence[str]], *, decoding: Decoding = Decoding(), seeds: Sequence[int] | None = None
+    ) -> list[Response]:
+        options = {**asdict(decoding), "seeds": list(seeds) if seeds is not None else None}
+        kwargs = {k: v for k, v in options.items() if self._takes_any or k in self._accepted}
+        texts = self.plugin.generate([list(c) for c in contexts], **kwargs)
+        if len(texts) != len(contexts) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"plugin must return {len(contexts)} strings, one per context, got {texts!r:.200}")
+        return [Response(t.strip()) for t in texts]

@@ -33,6 +33,7 @@ from evaluation.baselines import TrialQuestion, random_trial
 from evaluation.job_params import CampaignParams
 from evaluation.models import Campaign, RandomTrialResult, SystemKind
 from evaluation.scoring import CandidateScore, select
+from evaluation.scoring.backends import scoring_kinds
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_campaign import repository_texts, testset_trial_questions
 
@@ -86,7 +87,7 @@ def campaign_run(
     campaign = Campaign.objects.select_related("testset", "repository", "pair_set").filter(pk=campaign_id).first()
     if campaign is None:
         raise UserError(f"no campaign #{campaign_id}")
-    local = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
+    local = list(campaign.systems.filter(kind__in=scoring_kinds()).order_by("name"))
     # the evaluations' own jobs were asked for by whoever started the campaign
     created_by = job.created_by if job is not None else None
     if evaluate:
@@ -153,7 +154,7 @@ def campaign_random_run(
     "scored": trials scored now, "skipped": trials already done}``.
     """
     campaign = _random_campaign(campaign_id)
-    systems = list(campaign.systems.exclude(kind=SystemKind.EXTERNAL).order_by("name"))
+    systems = list(campaign.systems.filter(kind__in=scoring_kinds()).order_by("name"))
     if job is not None and progress is not None:
         size = trial_shard_size(per_call=trials_per_call(campaign.testset.false_per_question))
         reports = job_shards_run(

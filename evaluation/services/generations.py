@@ -7,7 +7,6 @@ ground truth as the reference); decoding rules are in evaluation/scoring/generat
 """
 
 from django.db import transaction
-from django.utils.module_loading import import_string
 
 from annotation.models import Dataset
 from core.errors import UserError
@@ -15,7 +14,8 @@ from core.models import Job
 from core.services.jobs import JobProgress
 from evaluation.job_params import GenerateParams
 from evaluation.metrics.diversity import distinct_n
-from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System, SystemKind
+from evaluation.models import DecodingStrategy, GeneratedResponse, Generation, System
+from evaluation.scoring.backends import backend_for
 from evaluation.scoring.decoding import Decoding, context_seed
 from evaluation.scoring.generate import generator_for
 from evaluation.selectors import (
@@ -97,18 +97,7 @@ def _responses_discard(generation: Generation) -> None:
 
 def check_can_generate(system: System) -> None:
     """A checkpoint generates; a plugin only with a generate(contexts) method; an external system never."""
-    if system.kind == SystemKind.EXTERNAL:
-        raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
-    if system.kind == SystemKind.PLUGIN:
-        try:
-            plugin_class = import_string(system.plugin)
-        except ImportError as exc:
-            raise UserError(f"cannot import plugin {system.plugin!r}: {exc}") from None
-        if not callable(getattr(plugin_class, "generate", None)):
-            raise UserError(
-                f"plugin {system.plugin} of system {system.name} has no generate(contexts) method: "
-                "it can score candidates but not generate responses"
-            )
+    backend_for(system).check_can_generate(system)
 
 
 def generation_run(

@@ -33,8 +33,8 @@ CANDIDATES = [
 
 
 def make_scorer(folder, kind, **options):
+    from evaluation.scoring.checkpoints import load_model
     from evaluation.scoring.lm import LMScorer
-    from evaluation.scoring.loading import load_model
 
     model, tokenizer = load_model(kind=kind, checkpoint=str(folder), dtype="float32", device="cpu")
     return LMScorer(model=model, tokenizer=tokenizer, kind=kind, **options)
@@ -138,8 +138,8 @@ def test_plugin_scorer_refuses_a_wrong_number_of_losses():
 
 def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2_dir, monkeypatch):
     # given a causal model whose config says its logits are scaled after the output head
+    from evaluation.scoring.checkpoints import load_model
     from evaluation.scoring.lm import LMScorer
-    from evaluation.scoring.loading import load_model
 
     model, tokenizer = load_model(kind="causal", checkpoint=str(tiny_gpt2_dir), dtype="float32", device="cpu")
     model.config.final_logit_softcapping = 30.0

@@ -1,0 +1,136 @@
+"""Scoring backends: what each kind of system is scored and decoded with, behind one interface.
+
+A System's ``kind`` names its backend in :data:`BACKENDS` (as crowd providers are named in
+crowd/providers/registry.py); callers ask the backend (``backend_for(system)``) instead of
+branching on the kind. Models load lazily: building a backend imports nothing heavy.
+"""
+
+from abc import ABC, abstractmethod
+
+from django.utils.module_loading import import_string
+
+from core.errors import UserError
+
+from .checkpoints import load_model, template_for
+from .plugin import PluginGenerator, PluginScorer
+
+
+class Backend(ABC):
+    """How the systems of one kind score candidates (lower loss: preferred) and generate responses."""
+
+    kind: str
+    scores: bool = True  # False: responses only (ranked by people and metrics, never by losses)
+
+    @abstractmethod
+    def scorer(self, system, *, device: str | None):
+        """A new scorer for ``system`` (its model loaded on ``device``); loading.scorer_for caches it."""
+
+    @abstractmethod
+    def generator(self, system, scorer, *, batch_size: int):
+        """A generator on the model that ``scorer`` loaded."""
+
+    def check_can_generate(self, system) -> None:  # noqa: B027 (every checkpoint generates: no check by default)
+        """A UserError when ``system`` cannot generate responses."""
+
+
+class LanguageModelBackend(Backend):
+    """A Hugging Face checkpoint: causal or encoder-decoder."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def scorer(self, system, *, device: str | None):
+        from .lm import LMScorer
+
+        model, tokenizer = load_model(
+            kind=self.kind,
+            checkpoint=system.checkpoint,
+            tokenizer_path=system.tokenizer_path,
+            checkpoint_revision=system.checkpoint_revision,
+            tokenizer_revision=system.tokenizer_revision,
+            dtype=system.dtype,
+            device=device,
+        )
+        return LMScorer(
+            model=model,
+            tokenizer=tokenizer,
+            kind=self.kind,
+            template=template_for(system, tokenizer),
+            max_context_tokens=system.max_context_tokens,
+            max_candidate_tokens=system.max_candidate_tokens,
+            eos_after_candidate=system.eos_after_candidate,
+            # On a GPU, 16 k tokens per batch: larger batches pad more (rows are cut from a list
+            # sorted by length) and gain nothing in the products; 1.27 B model on an H100, compiled:
+            # 56 % of the bf16 peak at 16 k (11 % padding), 50 % at 32 k (21 %), 43 % at 64 k (32 %).
+            batch_tokens=16384 if model.device.type == "cuda" else 2048,
+            compile_model=system.compile_model,
+        )
+
+    def generator(self, system, scorer, *, batch_size: int):
+        from .lm_generate import LMGenerator
+
+        return LMGenerator(
+            model=scorer.model,
+            tokenizer=scorer.tokenizer,
+            kind=self.kind,
+            template=scorer.template,
+            max_context_tokens=system.max_context_tokens,
+            batch_size=batch_size,
+        )
+
+
+class PluginBackend(Backend):
+    """A class of ours or the researcher's: ``losses(contexts, candidates)``, optionally ``generate``."""
+
+    kind = "plugin"
+
+    def scorer(self, system, *, device: str | None):
+        return PluginScorer.from_path(system.plugin, system=system)
+
+    def generator(self, system, scorer, *, batch_size: int):
+        return PluginGenerator(scorer.plugin)
+
+    def check_can_generate(self, system) -> None:
+        try:
+            plugin_class = import_string(system.plugin)
+        except ImportError as exc:
+            raise UserError(f"cannot import plugin {system.plugin!r}: {exc}") from None
+        if not callable(getattr(plugin_class, "generate", None)):
+            raise UserError(
+                f"plugin {system.plugin} of system {system.name} has no generate(contexts) method: "
+                "it can score candidates but not generate responses"
+            )
+
+
+class ExternalBackend(Backend):
+    """Responses imported with their human ratings (e.g. Zhao et al.'s systems): no model here."""
+
+    kind = "external"
+    scores = False
+
+    def scorer(self, system, *, device: str | None):
+        raise UserError(f"system {system.name} is external (imported responses only): it cannot be scored")
+
+    def generator(self, system, scorer, *, batch_size: int):
+        raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
+
+    def check_can_generate(self, system) -> None:
+        raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
+
+
+BACKENDS: dict[str, Backend] = {
+    backend.kind: backend
+    for backend in (LanguageModelBackend("causal"), LanguageModelBackend("seq2seq"), PluginBackend(), ExternalBackend())
+}
+
+
+def backend_for(system) -> Backend:
+    try:
+        return BACKENDS[system.kind]
+    except KeyError:
+        raise UserError(f"system {system.name}: no scoring backend for kind {system.kind!r}") from None
+
+
+def scoring_kinds() -> list[str]:
+    """The kinds whose systems are scored (on a test set, on pairs) and can be asked to generate."""
+    return [kind for kind, backend in BACKENDS.items() if backend.scores]
