@@ -25,6 +25,14 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess:
     )
 
 
+def lint_imports_with(root: Path, module: str, line: str) -> tuple[subprocess.CompletedProcess, str, str]:
+    """``lint-imports`` on ``root`` once ``line`` (an import) is added to ``module`` inside a function;
+    with the importing and the imported module's names, as its report writes them."""
+    with open(root / module, "a") as handle:
+        handle.write(f"\n\ndef _added():\n    {line}  # noqa: F401\n")
+    return lint_imports(root), module.removesuffix(".py").replace("/", "."), line.split()[1]
+
+
 @pytest.fixture
 def project_copy(tmp_path) -> Path:
     """The project's packages and its import-linter configuration, in a folder of their own."""
@@ -110,12 +118,8 @@ def test_the_layer_contracts_hold(project_copy):
 )
 def test_an_upward_import_inside_a_function_breaks_the_contract(project_copy, module, upward):
     # given one import from a higher layer, hidden inside a function
-    with open(project_copy / module, "a") as handle:
-        handle.write(f"\n\ndef _upward():\n    {upward}  # noqa: F401\n")
     # when the contract is checked, then it fails and names the import
-    result = lint_imports(project_copy)
-    importer = module.removesuffix(".py").replace("/", ".")
-    imported = upward.split()[1]
+    result, importer, imported = lint_imports_with(project_copy, module, upward)
     assert result.returncode == 1
     assert "1 broken" in result.stdout and f"{importer} -> {imported}" in result.stdout
 
@@ -135,12 +139,8 @@ def test_an_upward_import_inside_a_function_breaks_the_contract(project_copy, mo
 )
 def test_an_inward_import_inside_a_function_breaks_the_module_layers(project_copy, module, inward):
     # given one import of an outer layer's module, hidden inside a function
-    with open(project_copy / module, "a") as handle:
-        handle.write(f"\n\ndef _inward():\n    {inward}  # noqa: F401\n")
     # when the contracts are checked, then the second one fails and names the import
-    result = lint_imports(project_copy)
-    importer = module.removesuffix(".py").replace("/", ".")
-    imported = inward.split()[1]
+    result, importer, imported = lint_imports_with(project_copy, module, inward)
     assert result.returncode == 1 and "1 kept, 1 broken" in result.stdout
     broken = result.stdout.split("Broken contracts", 1)[1]
     assert "Module layers of every app" in broken and f"{importer} -> {imported}" in broken

@@ -112,7 +112,7 @@ class ExternalBackend(Backend):
         raise UserError(f"system {system.name} is external (imported responses only): it cannot be scored")
 
     def generator(self, system, scorer, *, batch_size: int):
-        raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
+        self.check_can_generate(system)
 
     def check_can_generate(self, system) -> None:
         raise UserError(f"system {system.name} is external (imported responses only): it cannot generate")
