@@ -10,9 +10,11 @@ from abc import ABC, abstractmethod
 from django.utils.module_loading import import_string
 
 from core.errors import UserError
+from core.toy_models import folder_is_toy
 
 from .checkpoints import load_model, template_for
 from .plugin import PluginGenerator, PluginScorer
+from .sources import SystemSources, checkpoint_sources, plugin_class_check
 
 
 class Backend(ABC):
@@ -20,6 +22,41 @@ class Backend(ABC):
 
     kind: str
     scores: bool = True  # False: responses only (ranked by people and metrics, never by losses)
+    compiles: bool = False  # whether ``compile_model`` applies (a torch.compile'd scoring path)
+    chat_templates: bool = False  # whether ``chat_template`` applies (contexts as chat messages)
+
+    @abstractmethod
+    def sources(
+        self,
+        *,
+        checkpoint: str,
+        tokenizer_path: str,
+        plugin: str,
+        chat_template: bool,
+        checkpoint_revision: str,
+        tokenizer_revision: str,
+    ) -> SystemSources:
+        """What a system of this kind runs, checked (a UserError when it cannot run) and as stored."""
+
+    def options_check(self, *, compile_model: bool, chat_template: bool) -> None:
+        """A UserError for an option that does not apply to this kind."""
+        if compile_model and not self.compiles:
+            kinds = " or ".join(k for k, b in BACKENDS.items() if b.compiles)
+            raise UserError(
+                f"compiling applies to {kinds} systems (their packed scoring path), not to a {self.kind} system"
+            )
+        if chat_template and not self.chat_templates:
+            kinds = " or ".join(k for k, b in BACKENDS.items() if b.chat_templates)
+            raise UserError(f"a chat template applies to {kinds} systems, not to a {self.kind} system")
+
+    def toy_model(self, system) -> bool:
+        """Whether the system's checkpoint is a toy model (its folder's marker)."""
+        return folder_is_toy(system.checkpoint)
+
+    def losses_are_independent(self, scorer) -> bool:
+        """Whether a candidate's loss does not depend on the other candidates scored with it, so that
+        a ground truth's loss can be computed once and reused (RANDOM trials)."""
+        return True
 
     @abstractmethod
     def scorer(self, system, *, device: str | None):
@@ -36,8 +73,20 @@ class Backend(ABC):
 class LanguageModelBackend(Backend):
     """A Hugging Face checkpoint: causal or encoder-decoder."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, *, compiles: bool, chat_templates: bool):
         self.kind = kind
+        self.compiles = compiles
+        self.chat_templates = chat_templates
+
+    def sources(self, *, checkpoint, tokenizer_path, plugin, chat_template, checkpoint_revision, tokenizer_revision):
+        return checkpoint_sources(
+            kind=self.kind,
+            checkpoint=checkpoint,
+            tokenizer_path=tokenizer_path,
+            chat_template=chat_template,
+            checkpoint_revision=checkpoint_revision,
+            tokenizer_revision=tokenizer_revision,
+        )
 
     def scorer(self, system, *, device: str | None):
         from .lm import LMScorer
@@ -84,6 +133,19 @@ class PluginBackend(Backend):
 
     kind = "plugin"
 
+    def sources(self, *, checkpoint, tokenizer_path, plugin, chat_template, checkpoint_revision, tokenizer_revision):
+        if not plugin:
+            raise UserError("a plugin system needs --plugin (dotted path of a class with losses())")
+        plugin_class_check(plugin, method="losses", usage="losses(contexts, candidates)")
+        return SystemSources(checkpoint=checkpoint.strip(), plugin=plugin)  # what the plugin reads, if anything
+
+    def toy_model(self, system) -> bool:
+        return False
+
+    def losses_are_independent(self, scorer) -> bool:
+        # a plugin says so itself: a model that scores a question's candidates jointly cannot
+        return bool(getattr(scorer.plugin, "losses_are_independent", False))
+
     def scorer(self, system, *, device: str | None):
         return PluginScorer.from_path(system.plugin, system=system)
 
@@ -108,6 +170,9 @@ class ExternalBackend(Backend):
     kind = "external"
     scores = False
 
+    def sources(self, *, checkpoint, tokenizer_path, plugin, chat_template, checkpoint_revision, tokenizer_revision):
+        return SystemSources(checkpoint=checkpoint, tokenizer_path=tokenizer_path)  # names only: nothing runs
+
     def scorer(self, system, *, device: str | None):
         raise UserError(f"system {system.name} is external (imported responses only): it cannot be scored")
 
@@ -120,8 +185,20 @@ class ExternalBackend(Backend):
 
 BACKENDS: dict[str, Backend] = {
     backend.kind: backend
-    for backend in (LanguageModelBackend("causal"), LanguageModelBackend("seq2seq"), PluginBackend(), ExternalBackend())
+    for backend in (
+        LanguageModelBackend("causal", compiles=True, chat_templates=True),
+        LanguageModelBackend("seq2seq", compiles=False, chat_templates=False),
+        PluginBackend(),
+        ExternalBackend(),
+    )
 }
+
+
+def backend_named(kind: str) -> Backend:
+    try:
+        return BACKENDS[kind]
+    except KeyError:
+        raise UserError(f"kind must be one of {', '.join(BACKENDS)}, not {kind!r}") from None
 
 
 def backend_for(system) -> Backend:

@@ -6,6 +6,7 @@ from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
 from .chat import ChatTemplate
+from .lm_kinds import lm_kind
 
 
 def load_model(
@@ -20,7 +21,7 @@ def load_model(
 ):
     """(model, tokenizer) from local directories or Hugging Face ids (core.hub), a hub id at the
     commit recorded for it; transformers itself never downloads."""
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     model_files = model_resolve(name=checkpoint, setting="checkpoint", revision=checkpoint_revision or None)
     tokenizer_files = (
@@ -30,8 +31,11 @@ def load_model(
     )
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device)
-    auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
-    model = auto.from_pretrained(model_files.path, **model_files.load_kwargs(), **dtype_kwargs(torch_dtype))
+    model = (
+        lm_kind(kind)
+        .model_class()
+        .from_pretrained(model_files.path, **model_files.load_kwargs(), **dtype_kwargs(torch_dtype))
+    )
     model = model.to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_files.path, local_files_only=True)
     return model, tokenizer

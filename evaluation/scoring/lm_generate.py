@@ -9,7 +9,7 @@ from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogits
 from .base import ContextTemplate
 from .chat import ChatTemplate
 from .decoding import Decoding, Response, cut, stop_text
-from .lm import _special_tokens_around
+from .lm_kinds import lm_kind
 
 
 class LMGenerator:
@@ -25,8 +25,7 @@ class LMGenerator:
         max_context_tokens: int = 512,
         batch_size: int = 32,
     ) -> None:
-        if kind not in ("causal", "seq2seq"):
-            raise ValueError(f"LMGenerator runs causal or seq2seq models, not {kind!r}")
+        self.lm = lm_kind(kind)
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.kind = kind
@@ -46,7 +45,7 @@ class LMGenerator:
         self.pad_id = next(
             (t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id, config.pad_token_id) if t is not None), 0
         )
-        self._specials = _special_tokens_around(tokenizer) if kind == "seq2seq" else ([], [])
+        self._framing = self.lm.framing(tokenizer)
         self._limit = getattr(model.config, "n_positions", None) or getattr(
             model.config, "max_position_embeddings", None
         )
@@ -60,19 +59,18 @@ class LMGenerator:
         """Token ids of each rendered context, its end kept; encoder inputs framed with their specials."""
         tok = self.tokenizer
         room = self.max_context_tokens
-        if self._limit and self.kind == "causal":
-            if max_new_tokens >= self._limit:
-                raise ValueError(f"{max_new_tokens} new tokens do not fit the model's {self._limit} positions")
-            room = min(room, self._limit - max_new_tokens)  # context + response within the positions
-        elif self._limit:
-            room = min(room, self._limit - sum(map(len, self._specials)))
+        if self._limit:
+            framing_tokens = sum(map(len, self._framing))
+            room = min(
+                room,
+                self.lm.prompt_room(limit=self._limit, max_new_tokens=max_new_tokens, framing_tokens=framing_tokens),
+            )
         room = max(1, room)
+        before, after = self._framing
         rows = []
         texts = [self.render(t, max_tokens=room) for t in contexts]
         for ids in tok(texts, add_special_tokens=False)["input_ids"]:
-            ids = ids[-room:]
-            if self.kind == "seq2seq":
-                ids = [*self._specials[0], *ids, *self._specials[1]]
+            ids = [*before, *ids[-room:], *after]
             if not ids:  # an empty context: condition on a start token
                 ids = [tok.bos_token_id if tok.bos_token_id is not None else self.pad_id]
             rows.append(ids)
@@ -103,8 +101,7 @@ class LMGenerator:
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for r, row in enumerate(rows):
-            # a causal model continues the last token: pad on the left; an encoder reads either way
-            span = slice(width - len(row), width) if self.kind == "causal" else slice(0, len(row))
+            span = self.lm.prompt_span(width, len(row))
             ids[r, span] = torch.tensor(row, dtype=torch.long)
             mask[r, span] = 1
         processors = LogitsProcessorList()
@@ -117,8 +114,7 @@ class LMGenerator:
             logits_processor=processors,
             **({"tokenizer": self.tokenizer} if self.stop else {}),
         )
-        # only the new tokens: after the (padded) prompt, or after the decoder start token
-        new = output[:, width:] if self.kind == "causal" else output[:, 1:]
+        new = self.lm.new_tokens(output, width)
         return [self._response(row) for row in new.tolist()]
 
     def _response(self, tokens: list[int]) -> Response:

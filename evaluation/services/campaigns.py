@@ -31,9 +31,9 @@ from core.services.job_shards import job_shards_run
 from core.services.jobs import JobProgress, job_create, job_execute
 from evaluation.baselines import TrialQuestion, random_trial
 from evaluation.job_params import CampaignParams
-from evaluation.models import Campaign, RandomTrialResult, SystemKind
+from evaluation.models import Campaign, RandomTrialResult
 from evaluation.scoring import CandidateScore, select
-from evaluation.scoring.backends import scoring_kinds
+from evaluation.scoring.backends import backend_for, scoring_kinds
 from evaluation.scoring.loading import scorer_for
 from evaluation.selectors_campaign import repository_texts, testset_trial_questions
 
@@ -278,9 +278,7 @@ def _system_trials_score(
     scorer = scorer_for(system, device=device)
     cache = cache_ground_truth
     if cache is None:
-        cache = system.kind != SystemKind.PLUGIN or getattr(
-            getattr(scorer, "plugin", None), "losses_are_independent", False
-        )
+        cache = backend_for(system).losses_are_independent(scorer)
     truth = scorer.score([q.context for q in questions], [[q.ground_truth] for q in questions]) if cache else None
     per_call = trials_per_call(k) if truth and getattr(scorer, "shares_context", False) else 1
     for start in range(0, len(trials), per_call):

@@ -34,6 +34,7 @@ from evaluation.models import (
     System,
     SystemKind,
 )
+from evaluation.scoring.backends import backend_for
 
 _BATCH = 400  # items per batch: a few hundred query parameters, under SQLite's limit
 
@@ -125,7 +126,7 @@ def _imported_generation(model: str, path: Path, where: str, report: dict) -> Ge
     if system is None:
         system = System.objects.create(name=name, kind=SystemKind.EXTERNAL, description=model)
         report["systems_created"] += 1
-    elif system.kind != SystemKind.EXTERNAL:
+    elif backend_for(system).scores:  # a system with a model of ours: its responses are never imported
         raise UserError(
             f"{where}: field 'model': {model!r} is imported as system {name!r}, "
             f"but a {system.kind} system has that name"

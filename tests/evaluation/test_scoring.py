@@ -144,7 +144,7 @@ def test_models_that_rescale_their_logits_are_scored_by_the_naive_path(tiny_gpt2
     model, tokenizer = load_model(kind="causal", checkpoint=str(tiny_gpt2_dir), dtype="float32", device="cpu")
     model.config.final_logit_softcapping = 30.0
     scorer = LMScorer(model=model, tokenizer=tokenizer, kind="causal")
-    monkeypatch.setattr(scorer, "_fast_causal", lambda questions: pytest.fail("fast path used"))
+    monkeypatch.setattr(scorer.lm, "score_fast", lambda scorer, questions: pytest.fail("fast path used"))
     # when it scores, then the naive path (the model's own logits) gives the numbers
     assert_same(scorer.score(CONTEXTS[:2], CANDIDATES[:2]), scorer.score(CONTEXTS[:2], CANDIDATES[:2], naive=True))
 
