@@ -55,6 +55,10 @@ WELLCHOSEN_ES_VECTOR_INDEX = env_str("WELLCHOSEN_ES_VECTOR_INDEX", "auto")  # au
 # Negatives. The masked LM that manipulates ground truths (and the base that finetune_mlm
 # starts from): a local directory, never downloaded; unset, --mlm must name one.
 WELLCHOSEN_MLM_MODEL = env_str("WELLCHOSEN_MLM_MODEL", "")
+# Plugin systems a worker may import and run, beside the shipped baselines and the entry points of
+# group "wellchosen.plugins" of the installed packages: dotted class paths, or "package.module.*" for
+# every class of a module. Anything else is refused before it is imported (evaluation/scoring/sources.py).
+WELLCHOSEN_PLUGINS = env_list("WELLCHOSEN_PLUGINS", [])
 # The real corpora next to the project (read-only): load_demo trains its toy models on DailyDialog's
 # training dialogues too when they are here (tests and benchmarks read them as well).
 WELLCHOSEN_SHARED_DATA = Path(env_str("WELLCHOSEN_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))

@@ -30,6 +30,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # that must see the same test database.
     DATABASES["default"]["TEST"] = {"NAME": str(WELLCHOSEN_DATA_DIR / "test.sqlite3")}
 
+# the plugin systems of the tests
+WELLCHOSEN_PLUGINS = ["tests.evaluation.plugins.*"]
+
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if os.environ.get("WELLCHOSEN_TEST_CACHE_URL"):
     # Worker processes started by a test share its Redis cache (job progress and heartbeats

@@ -7,8 +7,6 @@ branching on the kind. Models load lazily: building a backend imports nothing he
 
 from abc import ABC, abstractmethod
 
-from django.utils.module_loading import import_string
-
 from core.errors import UserError
 from core.toy_models import folder_is_toy
 
@@ -147,16 +145,15 @@ class PluginBackend(Backend):
         return bool(getattr(scorer.plugin, "losses_are_independent", False))
 
     def scorer(self, system, *, device: str | None):
-        return PluginScorer.from_path(system.plugin, system=system)
+        # checked again where it runs: a row saved before the allow-list, or by other means
+        plugin_class = plugin_class_check(system.plugin, method="losses", usage="losses(contexts, candidates)")
+        return PluginScorer.from_class(plugin_class, system=system)
 
     def generator(self, system, scorer, *, batch_size: int):
         return PluginGenerator(scorer.plugin)
 
     def check_can_generate(self, system) -> None:
-        try:
-            plugin_class = import_string(system.plugin)
-        except ImportError as exc:
-            raise UserError(f"cannot import plugin {system.plugin!r}: {exc}") from None
+        plugin_class = plugin_class_check(system.plugin, method="losses", usage="losses(contexts, candidates)")
         if not callable(getattr(plugin_class, "generate", None)):
             raise UserError(
                 f"plugin {system.plugin} of system {system.name} has no generate(contexts) method: "

@@ -5,8 +5,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from django.utils.module_loading import import_string
-
 from .base import CandidateScore
 from .decoding import Decoding, Response
 
@@ -21,8 +19,9 @@ class PluginScorer:
         self.plugin = plugin
 
     @classmethod
-    def from_path(cls, dotted_path: str, **options) -> "PluginScorer":
-        plugin_class = import_string(dotted_path)
+    def from_class(cls, plugin_class: type, **options) -> "PluginScorer":
+        """An instance of ``plugin_class`` with the ``options`` its constructor accepts (e.g. ``system``).
+        The class comes from the plugin backend, which checks that the deployment allows it."""
         accepted = inspect.signature(plugin_class).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
         kwargs = {k: v for k, v in options.items() if takes_any or k in accepted}

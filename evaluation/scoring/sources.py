@@ -2,12 +2,19 @@
 Hugging Face id at a commit), or a plugin class. The backends (backends.py) check them with these."""
 
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 
+from django.conf import settings
 from django.utils.module_loading import import_string
 
 from core.errors import UserError
 from core.hub import ResolvedModel, model_resolve
+
+# the plugins WellChosen ships (evaluation/baselines.py); a deployment allows more in the setting
+# WELLCHOSEN_PLUGINS or as entry points of this group in an installed package's metadata
+SHIPPED_PLUGINS = ("evaluation.baselines.TfidfBaseline",)
+PLUGIN_ENTRY_POINT_GROUP = "wellchosen.plugins"
 
 
 @dataclass(frozen=True)
@@ -54,14 +61,47 @@ def checkpoint_sources(
 
 
 def plugin_class_check(plugin: str, *, method: str, usage: str):
-    """The class at ``plugin`` (a dotted path), which must have ``method``; a UserError otherwise."""
+    """The class at ``plugin`` (a dotted path), which the deployment allows and which has ``method``;
+    a UserError otherwise. A path that is not allowed is refused before anything is imported: a
+    worker runs a plugin's code, so a plugin is the deployment's choice, never a form field's."""
+    plugin_allowed_check(plugin)
     try:
         plugin_class = import_string(plugin)
     except ImportError as exc:
         raise UserError(f"cannot import plugin {plugin!r}: {exc}") from None
+    if not isinstance(plugin_class, type):
+        raise UserError(f"plugin {plugin!r} is not a class")
     if not callable(getattr(plugin_class, method, None)):
         raise UserError(f"plugin {plugin!r} has no {usage} method")
     return plugin_class
+
+
+def allowed_plugins() -> tuple[frozenset[str], frozenset[str]]:
+    """(class paths, modules every class of which is allowed): the shipped plugins, the entry points
+    of group ``wellchosen.plugins``, and WELLCHOSEN_PLUGINS."""
+    classes = set(SHIPPED_PLUGINS)
+    modules = set()
+    for item in settings.WELLCHOSEN_PLUGINS:
+        if item.endswith(".*"):
+            modules.add(item[:-2])
+        else:
+            classes.add(item)
+    for entry_point in entry_points(group=PLUGIN_ENTRY_POINT_GROUP):
+        module, _, attribute = entry_point.value.partition(":")
+        classes.add(f"{module.strip()}.{attribute.strip()}" if attribute else module.strip())
+    return frozenset(classes), frozenset(modules)
+
+
+def plugin_allowed_check(plugin: str) -> None:
+    classes, modules = allowed_plugins()
+    module, _, name = plugin.rpartition(".")
+    if plugin in classes or (module in modules and name.isidentifier() and not name.startswith("_")):
+        return
+    raise UserError(
+        f"plugin {plugin!r} is not allowed on this deployment: a plugin is one of the shipped baselines "
+        f"({', '.join(SHIPPED_PLUGINS)}), an entry point of group {PLUGIN_ENTRY_POINT_GROUP!r} of an installed "
+        "package, or a class named in the setting WELLCHOSEN_PLUGINS"
+    )
 
 
 def _resolved(name: str, what: str, marker: str, *, revision: str, weights: bool) -> ResolvedModel:

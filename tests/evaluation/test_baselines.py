@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from django.utils.module_loading import import_string
 
 from evaluation.baselines import Question, TfidfSelector, random_trial, random_trials
 
@@ -153,7 +154,7 @@ def test_tfidf_baseline_plugin_fits_idf_on_the_systems_repository_file(tmp_path)
     repository = tmp_path / "utterances.txt"
     repository.write_text("jazz rock\njazz is fine\njazz again\n", encoding="utf-8")
     system = SimpleNamespace(checkpoint=str(repository))
-    scorer = PluginScorer.from_path("evaluation.baselines.TfidfBaseline", system=system)
+    scorer = PluginScorer.from_class(import_string("evaluation.baselines.TfidfBaseline"), system=system)
     # when it scores a context that shares "jazz" with one candidate and "rock" with the other
     scores = scorer.score([["jazz and rock tonight"]], [["jazz jazz jazz", "rock it"]])
     # then only the repository-rare word counts

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from django.utils.module_loading import import_string
 
 from evaluation.scoring import CandidateScore, ContextTemplate, select
 from evaluation.scoring.plugin import PluginScorer
@@ -122,7 +123,7 @@ def test_selection_takes_the_lowest_loss_or_the_highest_summed_log_probability()
 
 def test_plugin_scorer_returns_the_plugin_losses():
     # given a plugin whose loss is the candidate length
-    scorer = PluginScorer.from_path("tests.evaluation.plugins.ShortestWinsPlugin")
+    scorer = PluginScorer.from_class(import_string("tests.evaluation.plugins.ShortestWinsPlugin"))
     # when it scores a question
     scores = scorer.score([["Hi."]], [["a long answer", "short", "medium one"]])
     # then the losses are the plugin's and the shortest candidate is selected
@@ -131,7 +132,7 @@ def test_plugin_scorer_returns_the_plugin_losses():
 
 
 def test_plugin_scorer_refuses_a_wrong_number_of_losses():
-    scorer = PluginScorer.from_path("tests.evaluation.plugins.BrokenPlugin")
+    scorer = PluginScorer.from_class(import_string("tests.evaluation.plugins.BrokenPlugin"))
     with pytest.raises(ValueError, match="2 finite losses per question"):
         scorer.score([["Hi."]], [["a", "b"]])
 

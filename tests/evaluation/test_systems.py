@@ -46,9 +46,9 @@ def test_register_system_refuses_a_path_that_is_not_a_local_model(db, tmp_path):
 
 def test_register_system_refuses_a_plugin_without_losses(db):
     with pytest.raises(UserError, match="no losses"):
-        system_register(name="bad", kind="plugin", plugin="tests.factories.DatasetFactory")
+        system_register(name="bad", kind="plugin", plugin="tests.evaluation.plugins.NoLossesPlugin")
     with pytest.raises(UserError, match="cannot import"):
-        system_register(name="bad", kind="plugin", plugin="tests.nowhere.Plugin")
+        system_register(name="bad", kind="plugin", plugin="tests.evaluation.plugins.Missing")
 
 
 def test_a_plugin_system_needs_no_checkpoint(db):
