@@ -4,14 +4,27 @@ number of queries at any size."""
 
 from datetime import timedelta
 
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Candidate, Dataset, Question, QuestionWork, Score
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Candidate,
+    Dataset,
+    Question,
+    QuestionWork,
+    Score,
+    counted_scores_q,
+)
 
 
 def dataset_progress(*, dataset: Dataset) -> dict:
-    """Live numbers for the dashboard, all database aggregates (a handful of queries at any size)."""
+    """Live numbers for the dashboard, all database aggregates (a handful of queries at any size).
+
+    Scores, submitted units and the rate are the ones that count as evidence (``counted_scores_q``:
+    what the filter rules, adaptive stopping and test sets use); work a crowd platform has not
+    confirmed yet, and scores of excluded annotators, are counted apart and never in them."""
     k = dataset.annotators_per_item
     work = QuestionWork.objects.filter(dataset=dataset).aggregate(
         units=Count("pk"),
@@ -19,25 +32,38 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         full=Count("pk", filter=Q(is_open=True, slots_taken__gte=F("slots_needed"))),
     )
     now = timezone.now()
-    assignments = Assignment.objects.filter(question__dataset=dataset).aggregate(
-        submitted=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
-        leased=Count("id", filter=Q(status=AssignmentStatus.LEASED, leased_until__gte=now)),
-        last_hour=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED, submitted_at__gte=now - timedelta(hours=1))),
+    submitted = Q(status=AssignmentStatus.SUBMITTED)
+    counted = Q(counts=True)
+    assignments = (
+        Assignment.objects.filter(question__dataset=dataset)
+        .annotate(counts=Exists(Score.objects.filter(counted_scores_q(), assignment=OuterRef("pk"))))
+        .aggregate(
+            submitted=Count("id", filter=submitted & counted),
+            not_counted=Count("id", filter=submitted & ~counted),
+            not_counted_open=Count("id", filter=submitted & ~counted & Q(question__work__is_open=True)),
+            leased=Count("id", filter=Q(status=AssignmentStatus.LEASED, leased_until__gte=now)),
+            last_hour=Count("id", filter=submitted & counted & Q(submitted_at__gte=now - timedelta(hours=1))),
+        )
     )
     candidates = Candidate.objects.filter(question__dataset=dataset, question__work__isnull=False).aggregate(
         all=Count("id"), closed=Count("id", filter=Q(question__work__is_open=False))
     )
+    evidence = counted_scores_q()
     scores = Score.objects.filter(candidate__question__dataset=dataset).aggregate(
-        all=Count("id"),
-        closed=Count("id", filter=Q(candidate__question__work__is_open=False)),
-        last=Max("created_at"),
+        all=Count("id", filter=evidence),
+        closed=Count("id", filter=evidence & Q(candidate__question__work__is_open=False)),
+        unconfirmed=Count("id", filter=Q(counted=False)),
+        excluded=Count("id", filter=Q(counted=True, annotator__scores_excluded=True)),
+        last=Max("created_at", filter=evidence),
     )
-    remaining_units = (
+    # units still to be done: open slots, and the slots unconfirmed work holds (it may be discarded)
+    open_slots = (
         QuestionWork.objects.filter(dataset=dataset, is_open=True).aggregate(
             left=Sum(F("slots_needed") - F("slots_taken"))
         )["left"]
         or 0
     )
+    remaining_units = open_slots + assignments["not_counted_open"]
     rate = assignments["last_hour"]
     planned_closed = candidates["closed"] * k
     return {
@@ -46,14 +72,17 @@ def dataset_progress(*, dataset: Dataset) -> dict:
         "units_waiting": work["full"],  # every slot leased or submitted, some leases still out
         "units_open": work["units"] - work["closed"] - work["full"],
         "assignments_submitted": assignments["submitted"],
+        "assignments_not_counted": assignments["not_counted"],  # submitted, no score counts (yet)
         "assignments_leased": assignments["leased"],
         "scores": scores["all"],
+        "scores_unconfirmed": scores["unconfirmed"],  # waiting for a crowd platform's confirmation
+        "scores_excluded": scores["excluded"],  # of annotators whose scores are excluded
         "scores_planned": candidates["all"] * k,
         "units_per_hour": rate,
         "eta_hours": round(remaining_units / rate, 1) if rate else None,
         "adaptive_saved": round(1 - scores["closed"] / planned_closed, 3) if planned_closed else None,
         "adaptive_saved_scores": planned_closed - scores["closed"] if planned_closed else 0,
-        "last_score_at": scores["last"],  # when the newest score arrived (None without scores)
+        "last_score_at": scores["last"],  # when the newest counted score arrived (None without any)
     }
 
 
