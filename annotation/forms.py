@@ -6,7 +6,7 @@ from annotation.job_params import ImportDialoguesParams, ImportScoresParams
 from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
 from annotation.rules import FALSE_PER_QUESTION
 from annotation.services.datasets import dataset_name_check
-from annotation.services.invitations import max_units_check
+from annotation.services.invitations import INVITE_DAYS, INVITE_MAX_USES, invitation_limits_check, max_units_check
 from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from core.forms import service_check
 from core.job_forms import job_params_form
@@ -48,16 +48,32 @@ class PreviewForm(forms.Form):
 
 
 class InviteForm(forms.Form):
-    """The dashboard's invitation: an account (a user name, an optional cap on units) or a link."""
+    """The dashboard's invitation: an account (a user name, an optional cap on units) or a sign-up
+    link (how many accounts it may make, for how many days, whom it is for)."""
 
     kind = forms.ChoiceField(choices=[("account", "account"), ("link", "link")], required=False)
     username = forms.CharField(required=False, max_length=150, strip=False)  # invitations check the name
     max_units = forms.IntegerField(
         required=False, error_messages={"invalid": "the cap must be a whole number of units, or empty for none"}
     )
+    max_uses = forms.IntegerField(
+        required=False, error_messages={"invalid": "the accounts a link makes must be a whole number"}
+    )
+    days = forms.IntegerField(
+        required=False, error_messages={"invalid": "the days a link is valid must be a whole number"}
+    )
+    label = forms.CharField(required=False, max_length=200)
 
     def clean_max_units(self):
         return service_check(max_units_check, max_units=self.cleaned_data["max_units"])
+
+    def clean(self):
+        data = super().clean()
+        if data.get("kind") == "link" and not self.errors:
+            data["max_uses"] = INVITE_MAX_USES if data.get("max_uses") is None else data["max_uses"]
+            data["days"] = INVITE_DAYS if data.get("days") is None else data["days"]
+            service_check(invitation_limits_check, max_uses=data["max_uses"], days=data["days"])
+        return data
 
 
 class MembersAddForm(forms.Form):

@@ -3,7 +3,7 @@ members."""
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, Q
+from django.db.models import Avg, Count, F, Prefetch, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -13,6 +13,7 @@ from annotation.models import (
     AssignmentStatus,
     Dataset,
     DatasetMembership,
+    Invitation,
     QuestionWork,
     Score,
 )
@@ -68,7 +69,7 @@ def dataset_members_panel(*, dataset) -> dict:
     """The dashboard's members of a dataset, and the annotator accounts that could be added."""
     members = list(
         DatasetMembership.objects.filter(dataset=dataset)
-        .select_related("annotator__user")
+        .select_related("annotator__user", "invitation")
         .order_by("annotator__external_id")
     )
     addable = list(
@@ -76,7 +77,18 @@ def dataset_members_panel(*, dataset) -> dict:
         .exclude(memberships__dataset=dataset)
         .order_by("external_id")
     )
-    return {"members": members, "addable": addable}
+    return {"members": members, "addable": addable, "invitations": dataset_invitations(dataset=dataset)}
+
+
+def dataset_invitations(*, dataset) -> list:
+    """The dataset's sign-up links, newest first, each with the members who joined through it (two
+    queries at any size)."""
+    joined = Prefetch(
+        "memberships",
+        queryset=DatasetMembership.objects.select_related("annotator").order_by("created_at"),
+        to_attr="joined",
+    )
+    return list(Invitation.objects.filter(dataset=dataset).select_related("created_by").prefetch_related(joined))
 
 
 def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:

@@ -14,6 +14,11 @@ urlpatterns = [
     path("dashboard/<slug:name>/refresh", views.dashboard_refresh, name="dashboard-refresh"),
     path("dashboard/<slug:name>/open", views.dashboard_open, name="dashboard-open"),
     path("dashboard/<slug:name>/invite", views.dashboard_invite, name="dashboard-invite"),
+    path(
+        "dashboard/<slug:name>/invitations/<int:invitation_id>/revoke",
+        views.dashboard_invitation_revoke,
+        name="dashboard-invitation-revoke",
+    ),
     path("dashboard/<slug:name>/members/add", views.dashboard_members_add, name="dashboard-members-add"),
     path(
         "dashboard/<slug:name>/members/<int:annotator_id>/remove",

@@ -7,6 +7,7 @@ from .assignment import (
     QuestionWork,
 )
 from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
+from .invitation import Invitation
 from .repository import Repository, Utterance
 from .scoring import Annotator, AnnotatorProvider, FilterRules, Score, counted_scores_q
 
@@ -25,6 +26,7 @@ __all__ = [
     "Dataset",
     "DatasetTask",
     "FilterRules",
+    "Invitation",
     "Question",
     "Repository",
     "Score",

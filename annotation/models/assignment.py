@@ -18,6 +18,10 @@ class DatasetMembership(models.Model):
     annotator = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="memberships")
     dataset = models.ForeignKey("annotation.Dataset", on_delete=models.CASCADE, related_name="memberships")
     max_units = models.PositiveIntegerField(null=True, blank=True, help_text="Cap on units for this annotator")
+    # the sign-up link the annotator joined through (None: added by a researcher)
+    invitation = models.ForeignKey(
+        "annotation.Invitation", null=True, blank=True, on_delete=models.SET_NULL, related_name="memberships"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,18 +1,24 @@
 """Researchers bring annotators in: an account made for them, or a link they sign up with."""
 
+import hashlib
 import secrets
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
-from django.core import signing
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
-from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership
+from annotation.models import Annotator, AnnotatorProvider, Dataset, DatasetMembership, Invitation
 from core.errors import UserError
 
-INVITE_SALT = "wellchosen.invite"
+# A sign-up link's defaults and bounds: the researcher sets both limits when making one.
 INVITE_DAYS = 14
+INVITE_MAX_DAYS = 90
+INVITE_MAX_USES = 10
+INVITE_MAX_USES_CAP = 10_000
 # A floor that holds whatever AUTH_PASSWORD_VALIDATORS a deployment configures (they run too).
 MIN_PASSWORD_LENGTH = 8
 # An annotator's cap on units: no dataset comes near it, and it fits the database's integer.
@@ -91,32 +97,81 @@ def annotator_invite_account(*, dataset: Dataset, username: str, max_units: int 
     return user, password
 
 
-def invite_link_token(*, dataset: Dataset) -> str:
-    return signing.dumps({"dataset": dataset.pk}, salt=INVITE_SALT, compress=True)
+def invitation_create(
+    *,
+    dataset: Dataset,
+    max_uses: int = INVITE_MAX_USES,
+    days: int = INVITE_DAYS,
+    max_units: int | None = None,
+    label: str = "",
+    created_by=None,
+) -> tuple[Invitation, str]:
+    """A sign-up link for ``dataset`` that makes at most ``max_uses`` accounts within ``days`` days.
+    Returns the invitation and its token: the token is not stored (its SHA-256 is), so the link is
+    shown once."""
+    invitation_limits_check(max_uses=max_uses, days=days)
+    max_units_check(max_units=max_units)
+    token = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        dataset=dataset,
+        token_sha256=_token_hash(token),
+        label=label.strip()[:200],
+        max_uses=max_uses,
+        max_units=max_units,
+        expires_at=timezone.now() + timedelta(days=days),
+        created_by=created_by,
+    )
+    return invitation, token
+
+
+def invitation_limits_check(*, max_uses: int, days: int) -> None:
+    if isinstance(max_uses, bool) or not isinstance(max_uses, int) or not 1 <= max_uses <= INVITE_MAX_USES_CAP:
+        raise UserError(f"a link makes from 1 to {INVITE_MAX_USES_CAP:,} accounts")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= INVITE_MAX_DAYS:
+        raise UserError(f"a link is valid for 1 to {INVITE_MAX_DAYS} days")
+
+
+def invitation_revoke(*, invitation: Invitation) -> None:
+    """The link makes no more accounts; those it made stay members."""
+    Invitation.objects.filter(pk=invitation.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def invite_dataset(*, token: str) -> Dataset:
-    try:
-        payload = signing.loads(token, salt=INVITE_SALT, max_age=INVITE_DAYS * 24 * 3600)
-    except signing.SignatureExpired:
-        raise UserError("this invitation has expired; ask for a new link") from None
-    except signing.BadSignature:
-        raise UserError("this invitation link is not valid") from None
-    dataset = Dataset.objects.filter(pk=payload["dataset"]).first()
-    if dataset is None:
-        raise UserError("the dataset of this invitation no longer exists")
-    return dataset
+    """The dataset of a sign-up link that can still make an account; a UserError otherwise."""
+    return _usable(Invitation.objects.select_related("dataset"), token).dataset
 
 
 def invite_accept(*, token: str, username: str, password: str):
-    """A new account from an invitation link, a member of the link's dataset; a UserError when the
-    link is not valid or the credentials break a rule (invite_credentials_check)."""
-    dataset = invite_dataset(token=token)
+    """A new account from an invitation link, a member of the link's dataset through it; a UserError
+    when the link is not valid, expired, withdrawn or used up, or the credentials break a rule
+    (invite_credentials_check). The link's row is locked, so that two sign-ups never pass its limit
+    and the second one is told so."""
+    _usable(Invitation.objects.all(), token)  # a clear message before the credentials are checked
     username = invite_credentials_check(username=username, password=password)
     users = get_user_model().objects
     with transaction.atomic():
+        invitation = _usable(Invitation.objects.select_for_update().select_related("dataset"), token)
         if users.filter(username=username).exists():
             raise UserError("that user name is taken; choose another one")
         user = users.create_user(username=username, password=password)
-        membership_ensure(user=user, dataset=dataset)
+        annotator = membership_ensure(user=user, dataset=invitation.dataset, max_units=invitation.max_units)
+        DatasetMembership.objects.filter(annotator=annotator, dataset=invitation.dataset).update(invitation=invitation)
+        Invitation.objects.filter(pk=invitation.pk).update(uses=F("uses") + 1)
     return user
+
+
+def _usable(invitations, token: str) -> Invitation:
+    invitation = invitations.filter(token_sha256=_token_hash(token)).first() if token else None
+    if invitation is None:
+        raise UserError("this invitation link is not valid")
+    if invitation.revoked_at is not None:
+        raise UserError("this invitation link was withdrawn; ask for a new link")
+    if invitation.expires_at <= timezone.now():
+        raise UserError("this invitation has expired; ask for a new link")
+    if invitation.uses >= invitation.max_uses:
+        raise UserError("this invitation link has been used as often as it may; ask for a new link")
+    return invitation
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import InviteForm
 from annotation.job_params import QualityRefreshParams
-from annotation.models import Annotator, Dataset, QualitySnapshot
+from annotation.models import Annotator, Dataset, Invitation, QualitySnapshot
 from annotation.selectors_agreement import overall_agreement
 from annotation.selectors_annotators import dataset_members_panel
 from annotation.selectors_dataset import attention_checks_status, dataset_progress, dataset_units_to_open
@@ -21,9 +21,10 @@ from annotation.services.assignment import annotation_open
 from annotation.services.invitations import (
     MIN_PASSWORD_LENGTH,
     annotator_invite_account,
+    invitation_create,
+    invitation_revoke,
     invite_accept,
     invite_dataset,
-    invite_link_token,
 )
 from annotation.workspace import workspace_memo, workspace_read
 from core.errors import UserError
@@ -102,7 +103,14 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     if not form.is_valid():
         return dataset_page_refused(request, dataset, form_error_text(form))
     if form.cleaned_data["kind"] == "link":
-        token = invite_link_token(dataset=dataset)
+        invitation, token = invitation_create(
+            dataset=dataset,
+            max_uses=form.cleaned_data["max_uses"],
+            days=form.cleaned_data["days"],
+            max_units=form.cleaned_data["max_units"],
+            label=form.cleaned_data["label"],
+            created_by=request.user,
+        )
         request.session["invite_url"] = request.build_absolute_uri(reverse("invite-accept", args=[token]))
         return redirect("dashboard-dataset", name=name)
     try:
@@ -115,6 +123,16 @@ def dashboard_invite(request: HttpRequest, name: str) -> HttpResponse:
     if password:
         request.session["new_password"] = f"{username} / {password}"
     messages.info(request, f"{username} can now annotate {dataset.name}.")
+    return redirect("dashboard-dataset", name=name)
+
+
+@staff_member_required
+@permission_required("annotation.add_annotator", raise_exception=True)
+@require_POST
+def dashboard_invitation_revoke(request: HttpRequest, name: str, invitation_id: int) -> HttpResponse:
+    invitation = get_object_or_404(Invitation, pk=invitation_id, dataset__name=name)
+    invitation_revoke(invitation=invitation)
+    messages.info(request, "The link makes no more accounts; those it made stay members.")
     return redirect("dashboard-dataset", name=name)
 
 

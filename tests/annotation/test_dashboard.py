@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotation.models import Annotator, DatasetMembership
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.invitations import invite_accept, invite_link_token
+from annotation.services.invitations import invitation_create, invite_accept
 from annotation.services.quality import quality_refresh
 from annotation.services.submission import Answer, unit_submit
 from core.errors import UserError
@@ -20,6 +20,10 @@ from tests.factories import (
     UserFactory,
     staff_with,
 )
+
+
+def link_token(dataset) -> str:
+    return invitation_create(dataset=dataset)[1]
 
 
 @pytest.fixture
@@ -102,7 +106,7 @@ def test_invite_by_account_shows_the_password_once(admin_client, dataset):
 
 
 def test_invite_link_lets_a_person_sign_up_and_annotate(client, dataset):
-    url = reverse("invite-accept", args=[invite_link_token(dataset=dataset)])
+    url = reverse("invite-accept", args=[link_token(dataset)])
     response = client.post(url, {"username": "linked", "password": "long-enough-pw"})
     assert response.status_code == 302 and response["Location"] == reverse("annotate-next")
     annotator = Annotator.objects.get(user__username="linked")
@@ -114,7 +118,7 @@ def test_invite_link_lets_a_person_sign_up_and_annotate(client, dataset):
     ("username", "password"), [("", "long-enough-pw"), ("   ", "long-enough-pw"), ("linked", "short")]
 )
 def test_invite_link_needs_a_user_name_and_a_long_enough_password(client, dataset, username, password):
-    url = reverse("invite-accept", args=[invite_link_token(dataset=dataset)])
+    url = reverse("invite-accept", args=[link_token(dataset)])
     response = client.post(url, {"username": username, "password": password})
     assert response.status_code == 400
     assert "Choose a user name and a password of at least 8 characters." in response.content.decode()
@@ -132,19 +136,19 @@ def test_invite_link_needs_a_user_name_and_a_long_enough_password(client, datase
     ],
 )
 def test_invite_accept_refuses_what_the_password_validators_refuse(dataset, username, password, message):
-    token = invite_link_token(dataset=dataset)
+    token = link_token(dataset)
     with pytest.raises(UserError, match=re.escape(message)):
         invite_accept(token=token, username=username, password=password)
     assert not get_user_model().objects.filter(username=username.strip()).exists()
 
 
 def test_invite_accept_takes_the_user_name_without_surrounding_spaces(dataset):
-    user = invite_accept(token=invite_link_token(dataset=dataset), username="  spaced  ", password="long-enough-pw")
+    user = invite_accept(token=link_token(dataset), username="  spaced  ", password="long-enough-pw")
     assert user.get_username() == "spaced"
 
 
 def test_the_sign_up_form_asks_for_the_minimum_length_in_the_browser(client, dataset):
-    html = client.get(reverse("invite-accept", args=[invite_link_token(dataset=dataset)])).content.decode()
+    html = client.get(reverse("invite-accept", args=[link_token(dataset)])).content.decode()
     assert 'name="password" required minlength="8"' in html
 
 
@@ -160,7 +164,7 @@ def test_invite_by_account_needs_a_valid_user_name(admin_client, dataset, userna
 
 
 def test_a_tampered_invite_link_is_refused(client, dataset):
-    token = invite_link_token(dataset=dataset)
+    token = link_token(dataset)
     response = client.get(reverse("invite-accept", args=[token[:-2] + "xx"]))
     assert response.status_code == 400 and "not valid" in response.content.decode()
 

@@ -117,6 +117,7 @@ EXPECTATIONS: dict[str, Expect] = {
     # an empty invitation is refused with the dashboard and its message (400)
     "dashboard-invite": Expect(get=staff_action().get, post=staff_only(FORBIDDEN, researcher=BAD)),
     "dashboard-block": staff_action(),
+    "dashboard-invitation-revoke": staff_action(),
     # -- retrieval: the pool review page (the view_question permission)
     "pool-review": staff_page(),
     # adding nobody is refused with the dashboard and its message (400); removing is idempotent

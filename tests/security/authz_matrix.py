@@ -99,6 +99,7 @@ def url_values(world: World) -> dict[str, object]:
     return {
         "assignment_id": world.values["assignment_id"],
         "annotator_id": world.values["annotator_id"],
+        "invitation_id": world.values["invitation_id"],
         "job_id": world.values["job_id"],
         "id": world.users["annotator_a"].pk,  # admin/auth/user/<id>/password/
         "kind": "tsv",  # admin/testsets/testset/<pk>/download/<kind>/

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from annotation.models import Annotator, Candidate, DatasetMembership, FilterRules
 from annotation.services.assignment import annotation_open, unit_next
-from annotation.services.invitations import invite_link_token
+from annotation.services.invitations import invitation_create
 from core.models import Job
 from crowd.models import CrowdBonus, CrowdTask
 from crowd.providers.link import link_token
@@ -258,7 +258,14 @@ def world_build() -> World:
     dataset_a = _open_dataset("authz-a", GT_A)
     dataset_b = _open_dataset("authz-b", GT_B)
     _accounts(world, dataset_a, dataset_b)
-    world.values.update({"dataset_a": dataset_a, "invite_token": invite_link_token(dataset=dataset_a)})
+    world.values.update(
+        {
+            "dataset_a": dataset_a,
+            "invite_token": invitation_create(dataset=dataset_a)[1],
+            # another link, for the researcher to withdraw (the one above stays usable)
+            "invitation_id": invitation_create(dataset=dataset_a)[0].pk,
+        }
+    )
     _release(world)
     _crowd(world)
     _logins(world)
