@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import DatasetMembership, Invitation
+from annotation.selectors_annotators import dataset_invitations
 from annotation.services.invitations import invitation_create, invitation_revoke, invite_accept
 from core.errors import UserError
 from tests.factories import DatasetFactory
@@ -167,3 +168,13 @@ def test_a_sign_up_racing_another_for_the_last_place_is_refused_cleanly():
         release.set()
         other.join(timeout=30)
     assert not get_user_model().objects.filter(username="late").exists()
+
+
+def test_the_links_and_who_joined_through_them_are_two_queries(client, dataset, django_assert_num_queries):
+    for n in range(3):
+        _, token = invitation_create(dataset=dataset)
+        for m in range(2):
+            sign_up(client, token, f"joined{n}{m}")
+    with django_assert_num_queries(2):
+        names = [[str(m.annotator) for m in i.joined] for i in dataset_invitations(dataset=dataset)]
+    assert sorted(sum(names, [])) == [f"joined{n}{m}" for n in range(3) for m in range(2)]

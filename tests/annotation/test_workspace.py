@@ -271,8 +271,9 @@ def test_the_query_count_does_not_grow_with_questions_or_jobs(admin_client, read
 
 # session, user; dataset; questions and candidates by source; pools; negatives; pair sets; units to
 # open; progress (5, the newest score's time among them); snapshot; test sets; evaluations (2); the
-# steps' newest jobs (1); members and the accounts that could be added (2); the jobs panel
-WORKSPACE_QUERIES = 22
+# steps' newest jobs (1); members, the accounts that could be added and the sign-up links (3; the
+# links' members are one more query once there is a link); the jobs panel
+WORKSPACE_QUERIES = 23
 
 
 def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client, db):
