@@ -169,12 +169,12 @@ def run_round(r: Round, *, dialogues_file: Path, tag: str) -> None:
     with page.expect_download() as download:
         page.click(f"a:text('{release}.hf.zip')")
     folder = Path(tempfile.mkdtemp(prefix="round-hf-"))
-    zip_path = folder / "hf.zip"
+    zip_path = folder.with_suffix(".zip")
     download.value.save_as(zip_path)
     zipfile.ZipFile(zip_path).extractall(folder)
     import datasets
 
-    loaded = datasets.load_dataset(str(folder / release))
+    loaded = datasets.load_dataset(str(folder))
     r.step(
         "HF folder loaded by datasets",
         started,

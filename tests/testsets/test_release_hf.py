@@ -152,9 +152,17 @@ def test_the_admin_downloads_the_folder_as_a_zip(release, admin_client, tmp_path
     assert response["Content-Disposition"] == 'attachment; filename="hf-rel.hf.zip"'
     archive = zipfile.ZipFile(BytesIO(response.content))
     files = export("hf-rel", tmp_path / "hf")
-    assert {name: archive.read(name) for name in archive.namelist()} == {
-        f"hf-rel/{path}": data for path, data in files.items()
-    }
+    assert {name: archive.read(name) for name in archive.namelist()} == files
+
+
+def test_the_unzipped_download_loads_in_datasets(release, admin_client, tmp_path):
+    import datasets
+
+    response = admin_client.get(reverse("admin:testsets_testset_download", args=[release.pk, "hf"]))
+    folder = tmp_path / "hf-rel.hf"  # what an archive tool names the folder it unzips into
+    zipfile.ZipFile(BytesIO(response.content)).extractall(folder)
+    loaded = datasets.load_dataset(str(folder))
+    assert loaded["test"].num_rows == release.manifest["counts"]["questions"]
 
 
 def test_the_card_and_croissant_state_the_crowd_batches_pay(release, tmp_path):

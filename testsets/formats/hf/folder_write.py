@@ -74,11 +74,12 @@ def hf_folder_write(*, testset: TestSet, out_dir: Path) -> list[Path]:
 
 
 def hf_folder_zip(testset: TestSet) -> bytes:
-    """The folder as a zip whose entries sit under ``<release>/``."""
+    """The folder as a zip whose root is the dataset folder (README.md at the top), so that the
+    folder it unzips into, whatever the tool names it, loads with ``datasets.load_dataset``."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for relative, data in hf_folder_files(testset).items():
-            entry = zipfile.ZipInfo(f"{testset.name}/{relative}", date_time=ZIP_DATE)
+            entry = zipfile.ZipInfo(relative, date_time=ZIP_DATE)
             entry.compress_type = zipfile.ZIP_DEFLATED
             entry.external_attr = 0o644 << 16
             archive.writestr(entry, data)
