@@ -26,11 +26,15 @@ class DatasetAdminForm(forms.ModelForm):
 CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
 
 
-class DialogueImportForm(job_params_form(ImportDialoguesParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
+class DialogueImportForm(
+    job_params_form(
+        ImportDialoguesParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS, "max_dialogues": {"min_value": 1}}
+    )
+):
     """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
-    field_order = ["file", "format", "dataset", "context_turns"]
+    field_order = ["file", "format", "dataset", "context_turns", "max_dialogues"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])

@@ -44,6 +44,9 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
     format: str = param(help="the file's format", choices=DIALOGUE_FORMATS)
     dataset: str = param(help="new or existing dataset name")
     context_turns: int = param(3, help="turns of context before each ground truth")
+    max_dialogues: int | None = param(
+        None, help="import the first N dialogues of the file that make a question (empty: all of them)"
+    )
     encoding: str = param("utf-8", help="the file's text encoding", form=False)
 
     def summary(self, result: dict[str, Any]) -> str:
@@ -57,6 +60,8 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
             {"skipped_blank": "blank", "skipped_short": "too short", "skipped_truncated_last_line": "cut off"},
         )
         skipped_lines = lines - questions
+        if result.get("stopped_at_max_dialogues"):
+            text += f", the first {count(result['stopped_at_max_dialogues'])} dialogues asked for"
         return (
             f"{text}; {count(skipped_lines)} {'line' if skipped_lines == 1 else 'lines'} skipped ({skipped})."
             if skipped

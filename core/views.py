@@ -4,8 +4,9 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import permission_required
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_POST
 
 from core.errors import UserError
@@ -103,3 +104,10 @@ def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
     else:
         messages.info(request, f"Job #{job.pk} is no longer failed (retried already?); nothing was sent again.")
     return redirect("job-detail", job_id=job.pk)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask every site for /favicon.ico, whatever a page links (the admin's pages link none):
+    the icon, where the static files are (looked up per request: a manifest storage knows its name
+    only after collectstatic)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

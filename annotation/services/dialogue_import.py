@@ -24,11 +24,14 @@ def dialogues_import(
     fmt: str,
     dataset_name: str,
     context_turns: int = 3,
+    max_dialogues: int | None = None,
     encoding: str = "utf-8",
     progress: JobProgress | None = None,
 ) -> dict:
     """Import one question per dialogue: ``context_turns`` turns of context and the next turn as
-    ground truth (DailyDialog: the first turns of each dialogue, as in Sato et al.).
+    ground truth (DailyDialog: the first turns of each dialogue, as in Sato et al.). With
+    ``max_dialogues``, the first that many dialogues that make a question; the file is read no
+    further (a sample of a large file).
 
     One transaction: on any error nothing is imported.
     """
@@ -36,6 +39,8 @@ def dialogues_import(
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if context_turns < 1:
         raise UserError("--context-turns must be at least 1")
+    if max_dialogues is not None and (isinstance(max_dialogues, bool) or max_dialogues < 1):
+        raise UserError("--max-dialogues must be at least 1 (or left out: all of them)")
     encoding_check(encoding=encoding)
     path = Path(path)
     reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
@@ -64,6 +69,9 @@ def dialogues_import(
             record = parse(line, path=path, context_turns=context_turns, encoding=encoding, report=report)
             if record is not None:
                 batch.append(record)
+            if max_dialogues is not None and report["questions"] + len(batch) >= max_dialogues:
+                report["stopped_at_max_dialogues"] = max_dialogues
+                break
             if len(batch) >= batch_size:
                 report["questions"] += len(
                     questions_bulk_create(dataset=dataset, source=path.name, path=path, records=batch)

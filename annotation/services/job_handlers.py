@@ -19,6 +19,7 @@ def import_dialogues(params: ImportDialoguesParams, job: Job, progress: JobProgr
         fmt=params.format,
         dataset_name=params.dataset,
         context_turns=params.context_turns,
+        max_dialogues=params.max_dialogues,
         encoding=params.encoding,
         progress=progress,
     )

@@ -32,6 +32,49 @@ def test_dailydialog_takes_three_context_turns_and_the_fourth_as_ground_truth(db
     assert list(question.context.turns.values_list("speaker", flat=True)) == ["A", "B", "A"]
 
 
+def test_max_dialogues_imports_the_first_n_that_make_a_question(db, write_file):
+    # given a file whose last line is broken, and a short dialogue between the first two long ones
+    path = write_file("d.txt", DAILYDIALOG + "no end of utterance marker\n")
+    # when only the first one that makes a question is asked for
+    report = dialogues_import(path=path, fmt="dailydialog", dataset_name="dd", max_dialogues=1)
+    # then one question comes from line 1 and the file is read no further (the broken line is not reached)
+    assert report["questions"] == 1 and report["stopped_at_max_dialogues"] == 1
+    assert list(Context.objects.values_list("source_line", flat=True)) == [1]
+    report = dialogues_import(
+        path=write_file("e.txt", DAILYDIALOG), fmt="dailydialog", dataset_name="de", max_dialogues=2
+    )
+    assert report["questions"] == 2 and report["skipped_short"] == 1
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_max_dialogues_below_one_is_refused(db, write_file, bad):
+    with pytest.raises(UserError, match="--max-dialogues must be at least 1"):
+        dialogues_import(path=write_file("d.txt", DAILYDIALOG), fmt="dailydialog", dataset_name="dd", max_dialogues=bad)
+    assert not Dataset.objects.exists()
+
+
+def test_the_command_and_the_admin_form_take_max_dialogues(db, write_file):
+    from django.core.management import call_command
+
+    from annotation.forms import DialogueImportForm
+
+    call_command(
+        "import_dialogues",
+        str(write_file("d.txt", DAILYDIALOG)),
+        "--format",
+        "dailydialog",
+        "--dataset",
+        "dd",
+        "--max-dialogues",
+        "1",
+    )
+    assert Question.objects.count() == 1
+    form = DialogueImportForm(
+        data={"format": "dailydialog", "dataset": "x", "context_turns": "3", "max_dialogues": "0"}
+    )
+    assert not form.is_valid() and "max_dialogues" in form.errors
+
+
 def test_ground_truth_is_also_a_candidate_to_be_scored(db, write_file):
     dialogues_import(path=write_file("d.txt", DAILYDIALOG), fmt="dailydialog", dataset_name="dd")
     assert Candidate.objects.filter(is_ground_truth=True).count() == 2

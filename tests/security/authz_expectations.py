@@ -136,6 +136,7 @@ EXPECTATIONS: dict[str, Expect] = {
     ),
     # -- core: jobs and the health check
     "healthz": same(everyone(OK)),
+    "favicon": same(everyone(REDIRECT)),
     "job-list": staff_page(),
     "job-detail": staff_page(),
     "job-status-json": staff_page(),
