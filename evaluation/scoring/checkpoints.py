@@ -6,7 +6,6 @@ from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 from .base import ContextTemplate
 from .chat import ChatTemplate
-from .lm_kinds import lm_kind
 
 
 def load_model(
@@ -22,6 +21,8 @@ def load_model(
     """(model, tokenizer) from local directories or Hugging Face ids (core.hub), a hub id at the
     commit recorded for it; transformers itself never downloads."""
     from transformers import AutoTokenizer
+
+    from .lm_kinds import lm_kind  # torch: imported where a model loads, never by the admin or the URLs
 
     model_files = model_resolve(name=checkpoint, setting="checkpoint", revision=checkpoint_revision or None)
     tokenizer_files = (
