@@ -56,6 +56,8 @@ class Job(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # what started a job that no person started (empty: a person, on a page or the command line)
+    trigger = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # When its message was last sent to its queue: at creation, and again when a failed job is
     # retried (its place in the queue, and how long it has waited there).

@@ -57,6 +57,10 @@ def job_live_progress(*, job: Job, now: float | None = None) -> dict:
     values["eta"] = readable.duration(values["eta_seconds"]) if values["eta_seconds"] is not None else ""
     took = job.finished_at - job.started_at if job.started_at and job.finished_at else None
     values["took_seconds"] = took.total_seconds() if took is not None else None
+    # how long a running job has run so far (from its start: a retried job from its latest start)
+    running = job.status == JobStatus.RUNNING and job.started_at is not None
+    values["running_seconds"] = max(0.0, now - job.started_at.timestamp()) if running else None
+    values["running"] = readable.duration(values["running_seconds"]) if running else ""
     return values
 
 

@@ -45,7 +45,7 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
 def quality_refresh_soon(*, dataset_id: int) -> None:
     """Queue a refresh at most once a minute per dataset (called after each submission)."""
     if cache.add(f"wellchosen:quality:{dataset_id}", 1, timeout=REFRESH_EVERY_SECONDS):
-        job_create(params=QualityRefreshParams(dataset_id=dataset_id))
+        job_create(params=QualityRefreshParams(dataset_id=dataset_id), trigger="automatically, after new scores")
 
 
 def _histogram_svg(histogram: list[int], *, low: int = 0) -> str:

@@ -33,12 +33,13 @@ RUN_JOB_TASK = "core.tasks.run_job"
 _PROGRESS_EVERY_SECONDS = 1.0
 
 
-def job_create(*, params: JobParams, created_by=None, enqueue: bool = True) -> Job:
-    """Record a job of ``params``' kind and hand it to a worker once the surrounding transaction commits."""
+def job_create(*, params: JobParams, created_by=None, trigger: str = "", enqueue: bool = True) -> Job:
+    """Record a job of ``params``' kind and hand it to a worker once the surrounding transaction
+    commits. ``trigger``: what started a job no person started ("new scores", "periodic sync")."""
     kind = job_kind_get(params.kind)
     if kind.params is not type(params):
         raise ValueError(f"job kind {params.kind!r} takes {kind.params.__name__}, not {type(params).__name__}")
-    job = Job.objects.create(kind=params.kind, params=params.to_json(), created_by=created_by)
+    job = Job.objects.create(kind=params.kind, params=params.to_json(), created_by=created_by, trigger=trigger[:100])
     if enqueue:
         job_enqueue(job_id=job.pk, kind=job.kind)
     return job

@@ -68,3 +68,19 @@ def item(mapping, key):
     """``mapping[key]``, or None: a view's dict looked up by a row's key in a loop
     (``{% with wait=waits|item:job.pk %}``); None too where the page has no such dict."""
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def job_starter(job) -> str:
+    """Who started a job: its researcher, what started it when no person did, or the command line."""
+    if job.created_by_id is not None:
+        return str(job.created_by)
+    return job.trigger or "command line"
+
+
+@register.filter
+def job_queue(job) -> str:
+    """The Celery queue a job's messages go to ("–" for a kind this code no longer has)."""
+    from core.job_registry import job_kind_is_registered, job_kind_queue
+
+    return job_kind_queue(job.kind) if job_kind_is_registered(job.kind) else "–"

@@ -148,7 +148,11 @@ def crowd_sync_due(*, now=None) -> list[Job]:
             )
             if batch is None or crowd_sync_in_flight(batch=batch, now=now):
                 continue
-            started.append(job_create(params=CrowdSyncParams(batch_id=batch.pk, periodic=True)))
+            started.append(
+                job_create(
+                    params=CrowdSyncParams(batch_id=batch.pk, periodic=True), trigger="automatically, the periodic sync"
+                )
+            )
     return started
 
 

@@ -52,6 +52,8 @@
         row.querySelector(".shard-worker").textContent = shard.worker || "–";
         row.querySelector(".shard-counts").textContent = shard.counts_text;
       });
+      set("job-running", job.running || "");
+      document.getElementById("job-running-line").hidden = !job.running;
       set("job-eta", job.eta || "");
       document.getElementById("job-eta-line").hidden = !job.eta;
       const status = document.getElementById("job-status");
