@@ -123,3 +123,17 @@ def repository_texts(*, repository: Repository) -> list[str]:
     return list(
         Utterance.objects.filter(repository=repository).order_by("id").values_list("text", flat=True).iterator(5000)
     )
+
+
+def dataset_campaigns(*, dataset, limit: int = 5) -> tuple[int, list[dict]]:
+    """The campaigns on the dataset's test sets or pair sets: how many, and the newest ``limit``
+    (name, test set, pair set, systems, the job's status, when the report was computed). Two queries."""
+    from django.db.models import Count, Q
+
+    campaigns = Campaign.objects.filter(Q(testset__dataset=dataset) | Q(pair_set__dataset=dataset))
+    rows = list(
+        campaigns.annotate(n_systems=Count("systems", distinct=True))
+        .order_by("-created_at", "-id")
+        .values("name", "testset__name", "pair_set__name", "n_systems", "job_id", "job__status", "report_at")[:limit]
+    )
+    return campaigns.count(), rows

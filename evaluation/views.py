@@ -9,8 +9,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.models import Dataset
+from core.errors import UserError
+from evaluation.forms import CampaignNewForm
 from evaluation.models import Campaign
 from evaluation.report_page import report_context
+from evaluation.services.campaign_setup import campaign_launch
 from evaluation.services.campaigns import campaign_start
 
 
@@ -50,3 +54,33 @@ def campaign_recompute(request: HttpRequest, name: str) -> HttpResponse:
     job = campaign_start(campaign=campaign, created_by=request.user)
     messages.info(request, f"Running the campaign and recomputing its report (job #{job.pk}).")
     return redirect("campaign-report", name=name)
+
+
+@staff_member_required
+@permission_required("evaluation.add_campaign", raise_exception=True)
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    """Create a campaign and start its job on one page (``?dataset=NAME``: that dataset's test sets
+    and pair sets); then its report page, which follows the job."""
+    name = request.GET.get("dataset", "")
+    dataset = Dataset.objects.filter(name=name).first() if name and len(name) <= 100 else None
+    form = CampaignNewForm(request.POST if request.method == "POST" else None, dataset=dataset)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            campaign, job = campaign_launch(
+                name=data["name"],
+                system_names=[s.name for s in data["systems"]],
+                testset_name=data["testset"].name if data["testset"] else None,
+                pair_set_name=data["pair_set"].name if data["pair_set"] else None,
+                repository_name=data["repository"].name if data["repository"] else None,
+                random_trials=data["random_trials"],
+                description=data["description"],
+                created_by=request.user,
+            )
+        except UserError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.info(request, f"Campaign {campaign.name} created; its job #{job.pk} scores the systems.")
+            return redirect("campaign-report", name=campaign.name)
+    context = {"form": form, "dataset": dataset}
+    return render(request, "campaigns/new.html", context, status=400 if form.is_bound else 200)

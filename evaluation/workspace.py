@@ -10,6 +10,7 @@ from annotation.workspace import Action, Number, StepState, StepStatus, Workspac
 from core.toy_models import TOY_PURPOSE
 from evaluation.models import Evaluation, EvaluationStatus
 from evaluation.selectors import dataset_evaluations
+from evaluation.selectors_campaign import dataset_campaigns
 from testsets.selectors import dataset_testsets
 
 
@@ -52,4 +53,61 @@ EVALUATIONS_STEP = WorkspaceStep(
     evaluations_state,
     evaluations_jobs,
     template="dashboard/steps/_evaluations.html",
+)
+
+
+def campaigns_state(dataset: Dataset) -> StepState:
+    testsets, _ = workspace_memo(dataset, "testsets", lambda: dataset_testsets(dataset=dataset))
+    total, rows = dataset_campaigns(dataset=dataset)
+    action = Action(
+        "Start a campaign",
+        reverse("campaign-new") + "?" + urlencode({"dataset": dataset.name}),
+        "evaluation.add_campaign",
+        primary=not total,
+    )
+    rows = [{**r, "url": reverse("campaign-report", args=[r["name"]])} for r in rows]
+    numbers = [Number("campaigns", total), Number("with a report", sum(1 for r in rows if r["report_at"]))]
+    if not testsets and not total:
+        return StepState(
+            StepStatus.WAITING,
+            "Build a release (or contrastive pairs) first: a campaign ranks systems on them.",
+            numbers[:1],
+            [action],
+        )
+    if not total:
+        return StepState(
+            StepStatus.NEXT,
+            "No campaign yet: rank the registered systems on a test set (CHOSEN), on random candidates "
+            "(RANDOM) and on pairs, and check the ranking against human ratings.",
+            numbers[:1],
+            [action],
+        )
+    reported = any(r["report_at"] for r in rows)
+    return StepState(
+        StepStatus.DONE if reported else StepStatus.NEXT,
+        f"{total:,} campaign{'s' if total != 1 else ''} on this dataset's releases.",
+        numbers,
+        [action],
+        rows=rows,
+    )
+
+
+def campaigns_jobs(dataset: Dataset) -> Q:
+    """A campaign names its latest job."""
+    from evaluation.models import Campaign
+
+    return Q(
+        pk__in=Campaign.objects.filter(
+            Q(testset__dataset=dataset) | Q(pair_set__dataset=dataset), job__isnull=False
+        ).values("job_id")
+    )
+
+
+CAMPAIGNS_STEP = WorkspaceStep(
+    "campaigns",
+    90,
+    "Campaigns",
+    campaigns_state,
+    campaigns_jobs,
+    template="dashboard/steps/_campaigns.html",
 )

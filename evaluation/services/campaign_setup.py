@@ -9,6 +9,9 @@ from evaluation.models import Campaign, Generation, System
 from pairs.models import PairSet
 from testsets.models import TestSet
 
+# /campaigns/<name>/ is a campaign's report: names that a page there takes are not campaign names
+RESERVED_NAMES = frozenset({"new"})
+
 
 def campaign_create(
     *,
@@ -25,6 +28,8 @@ def campaign_create(
 ) -> Campaign:
     """A new campaign; every name must exist (nothing is created when one does not)."""
     slug_check(name=name, what="campaign")
+    if name in RESERVED_NAMES:
+        raise UserError(f"{name!r} names a page under /campaigns/; choose another campaign name")
     if Campaign.objects.filter(name=name).exists():
         raise UserError(f"campaign {name!r} exists already")
     testset = None
@@ -71,3 +76,32 @@ def campaign_create(
         campaign.systems.set(systems)
         campaign.generations.set(generations)
     return campaign
+
+
+def campaign_launch(
+    *,
+    name: str,
+    system_names: list[str],
+    testset_name: str | None = None,
+    pair_set_name: str | None = None,
+    repository_name: str | None = None,
+    random_trials: int = 100,
+    description: str = "",
+    created_by=None,
+):
+    """A new campaign, and its job started (the workspace's way): both or neither. Returns
+    (campaign, job)."""
+    from evaluation.services.campaigns import campaign_start
+
+    with transaction.atomic():
+        campaign = campaign_create(
+            name=name,
+            testset_name=testset_name,
+            system_names=system_names,
+            pair_set_name=pair_set_name,
+            repository_name=repository_name,
+            random_trials=random_trials,
+            description=description,
+        )
+        job = campaign_start(campaign=campaign, created_by=created_by)
+    return campaign, job

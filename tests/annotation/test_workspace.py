@@ -248,7 +248,18 @@ def test_a_rating_dataset_has_only_the_annotation_steps(admin_client, db):
 
 def test_the_steps_come_in_pipeline_order_from_every_app(db):
     keys = [s.key for s in workspace_steps(dataset=DatasetFactory())]
-    assert keys == ["import", "pools", "negatives", "pairs", "open", "annotated", "preview", "releases", "evaluations"]
+    assert keys == [
+        "import",
+        "pools",
+        "negatives",
+        "pairs",
+        "open",
+        "annotated",
+        "preview",
+        "releases",
+        "evaluations",
+        "campaigns",
+    ]
     assert StepStatus.NEXT == "next"
 
 
@@ -272,8 +283,8 @@ def test_the_query_count_does_not_grow_with_questions_or_jobs(admin_client, read
 # session, user; dataset; questions and candidates by source; pools; negatives; pair sets; units to
 # open; progress (5, the newest score's time among them); snapshot; test sets; evaluations (2); the
 # steps' newest jobs (1); members, the accounts that could be added and the sign-up links (3; the
-# links' members are one more query once there is a link); the jobs panel
-WORKSPACE_QUERIES = 23
+# links' members are one more query once there is a link); campaigns (2); the jobs panel
+WORKSPACE_QUERIES = 25
 
 
 def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client, db):

@@ -204,3 +204,50 @@ def test_a_researcher_ranks_two_local_systems_and_reads_the_campaign_report(brow
     # and the Figure-2 box plot is drawn
     assert page.locator("#box-plot .chart svg").count() == 1
     page.screenshot(path=SCREENSHOTS / "campaign-report.png", full_page=True)
+
+
+def test_a_campaign_created_and_run_from_the_workspace_shows_its_report_json(browser, lab):  # noqa: F811
+    # given a release and two registered systems (RATINGS-free: the leaderboard's human column is empty)
+    from core.readable import number
+
+    base, testset, repository, _ = lab
+    System.objects.create(name="short", kind="plugin", plugin="tests.evaluation.plugins.ShortestWinsPlugin")
+    System.objects.create(name=PLUGIN, kind="plugin", plugin=f"{LongestReplyPlugin.__module__}.LongestReplyPlugin")
+    page = log_in(browser, base, "rosa", viewport={"width": 1280, "height": 1000})
+
+    # when the researcher starts a campaign from the dataset's workspace
+    page.goto(f"{base}/dashboard/{testset.dataset.name}/")
+    with page.expect_navigation():
+        page.click("#step-campaigns a:text('Start a campaign')")
+    page.fill("#id_name", "from-workspace")
+    for checkbox in page.locator("#id_systems input[type=checkbox]").all():
+        checkbox.check()
+    page.select_option("#id_repository", str(repository.pk))
+    page.fill("#id_random_trials", "4")
+    page.screenshot(path=SCREENSHOTS / "campaign-new.png", full_page=True)
+    with page.expect_navigation():
+        page.click("#campaign-start")
+
+    # then its job ran and its report page shows the leaderboard of report.json, cell by cell
+    job = Job.objects.get(kind=CampaignParams.kind)
+    assert job.status == JobStatus.SUCCEEDED and job.created_by.username == "rosa", job.error
+    assert page.url.endswith("/campaigns/from-workspace/")
+    report = page.request.get(f"{base}/campaigns/from-workspace/report.json").json()
+    board = {row["system"]: row for row in report["leaderboard"]}
+    assert set(board) == {"short", PLUGIN}
+    shown = {cells[0].split()[0]: cells for cells in rows(page, "#leaderboard")}
+    headers = [h.strip() for h in page.locator("#leaderboard thead th").all_inner_texts()]
+    assert headers == ["System", "Human", "Rated", "CHOSEN accuracy [95 % CI]", "RANDOM mean [min, max]"]
+    for name, row in board.items():
+        random = row["random"]
+        assert shown[name] == [
+            name,
+            number(row["human"]),
+            str(row["rated_responses"]),
+            f"{number(row['accuracy'])} [{number(row['ci_low'])}, {number(row['ci_high'])}]",
+            f"{number(random['mean'])} [{number(random['min'])}, {number(random['max'])}] ({random['trials']})",
+        ]
+    page.screenshot(path=SCREENSHOTS / "campaign-from-workspace.png", full_page=True)
+    # and the workspace lists the campaign with its report
+    page.goto(f"{base}/dashboard/{testset.dataset.name}/")
+    assert "from-workspace" in page.inner_text("#step-campaigns")

@@ -125,6 +125,8 @@ EXPECTATIONS: dict[str, Expect] = {
     "dashboard-members-remove": staff_action(),
     # -- evaluation: campaign reports
     "campaign-list": staff_page(),
+    # creating a campaign needs the add permission; an empty form is refused (400)
+    "campaign-new": Expect(get=staff_only(FORBIDDEN, researcher=OK), post=staff_only(FORBIDDEN, researcher=BAD)),
     "campaign-report": staff_page(),
     "campaign-report-json": staff_page(),
     "campaign-recompute": staff_action(),
