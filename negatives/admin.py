@@ -27,7 +27,7 @@ def dataset_negatives_view(model_admin: admin.ModelAdmin, request, dataset: Data
         title=f"Generate negatives for {dataset.name}",
         intro="Each ground truth is manipulated with a masked language model (Park et al., NAACL 2021): the words "
         "that the context makes likely are replaced by what the model predicts without the context. The "
-        "negatives join the questions' pools as candidates of source 'generated' and are scored by annotators "
+        "negatives join the questions' pools as candidates of source 'mlm_negative' and are scored by annotators "
         "like the retrieved ones, so a manipulated response that is still a good answer is filtered out. "
         "Questions finished with the same model and settings are skipped when the job runs again."
         + (" " + TOY_DEFAULT_NOTE if mlm_default_is_toy() else ""),

@@ -111,5 +111,5 @@ def dataset_toy_negatives(*, dataset: Dataset) -> int:
     from annotation.models import Candidate, CandidateSource
 
     return Candidate.objects.filter(
-        question__dataset=dataset, source=CandidateSource.GENERATED, provenance__toy_model=True
+        question__dataset=dataset, source=CandidateSource.MLM_NEGATIVE, provenance__toy_model=True
     ).count()

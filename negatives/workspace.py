@@ -16,7 +16,7 @@ from negatives.services.generation import TOY_MODEL_NOTE
 def negatives_state(dataset: Dataset) -> StepState:
     counts = workspace_memo(dataset, "corpus", lambda: dataset_corpus_counts(dataset=dataset))
     outcomes = dataset_generation_counts(dataset=dataset)
-    generated = counts["false_by_source"].get(CandidateSource.GENERATED, 0)
+    generated = counts["false_by_source"].get(CandidateSource.MLM_NEGATIVE, 0)
     numbers = [Number("generated candidates", generated)]
     numbers += [Number(f"questions: {o.label}", outcomes[o.value]) for o in GenerationOutcome if o.value in outcomes]
     url = reverse("admin:annotation_dataset_negatives", args=[dataset.pk])

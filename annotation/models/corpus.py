@@ -151,12 +151,14 @@ class Question(models.Model):
 
 
 class CandidateSource(models.TextChoices):
+    """Where a candidate came from. Each value is one method: exports publish it (releases built
+    before "generated" was split keep saying "generated"; see docs/formats.md)."""
+
     LEXICAL = "lexical", "lexical retrieval"
     DENSE = "dense", "embedding retrieval"
-    GENERATED = "generated", "generated (by a system, or a masked-LM negative)"
-    PERTURBED = "perturbed", "perturbed ground truth"
+    MLM_NEGATIVE = "mlm_negative", "masked-LM negative (Park et al.)"
+    SYSTEM_RESPONSE = "system_response", "a system's generated response"
     IMPORTED = "imported", "imported"
-    MANUAL = "manual", "written by hand"
     CONTRASTIVE = "contrastive", "contrastive pair (a minimal edit of the ground truth)"
 
 

@@ -188,7 +188,7 @@ def _questions_create(*, dataset: Dataset, groups: list[_ContextGroup], include_
             if digest not in by_hash:
                 by_hash[digest] = len(candidates)
                 candidates.append(
-                    Candidate(question=question, text=text, text_hash=digest, source=CandidateSource.GENERATED)
+                    Candidate(question=question, text=text, text_hash=digest, source=CandidateSource.SYSTEM_RESPONSE)
                 )
                 owners.append([])
             owners[by_hash[digest]].append(response["id"])

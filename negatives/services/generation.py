@@ -219,7 +219,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         if result.outcome == GenerationOutcome.GENERATED:
             report["words"] += len(result.words)
             report["words_replaced"] += len(result.selected)
-    generated = Candidate.objects.filter(question_id__in=question_ids, source=CandidateSource.GENERATED)
+    generated = Candidate.objects.filter(question_id__in=question_ids, source=CandidateSource.MLM_NEGATIVE)
     with transaction.atomic():
         before = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
         Candidate.objects.bulk_create(new_candidates, ignore_conflicts=True)
@@ -269,7 +269,7 @@ def _candidate(question_id: int, digest: str, negative, result: Manipulation, ru
         question_id=question_id,
         text=negative.text,
         text_hash=digest,
-        source=CandidateSource.GENERATED,
+        source=CandidateSource.MLM_NEGATIVE,
         retrieval_score=round(sum(w.score for w in scores) / len(scores), 4),  # mean score of the replaced words
         rank=negative.sample + 1,
         retriever_version=run.model_version[:200],

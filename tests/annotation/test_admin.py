@@ -3,7 +3,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.models import Dataset, FilterRules, Question, Utterance
+from annotation.models import CandidateSource, Dataset, FilterRules, Question, Utterance
 from core.models import JobStatus
 from tests.admin_jobs import post_and_run, upload
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
@@ -90,6 +90,17 @@ def test_candidate_changelist_shows_three_digit_scores(admin_client, db):
     CandidateFactory(retrieval_score=0.7089802026748657)
     page = admin_client.get(reverse("admin:annotation_candidate_changelist")).content.decode()
     assert "0.709" in page and "0.7089802026748657" not in page
+
+
+def test_candidate_changelist_names_each_generated_source_apart(admin_client, db):
+    CandidateFactory(text="A masked LM made this.", source=CandidateSource.MLM_NEGATIVE)
+    CandidateFactory(text="A system said this.", source=CandidateSource.SYSTEM_RESPONSE)
+    page = admin_client.get(reverse("admin:annotation_candidate_changelist")).content.decode()
+    assert "masked-LM negative (Park et al.)" in page and "a system&#x27;s generated response" in page
+    assert "written by hand" not in page and "perturbed ground truth" not in page
+    filtered = admin_client.get(reverse("admin:annotation_candidate_changelist"), {"source": "mlm_negative"})
+    assert "A masked LM made this." in filtered.content.decode()
+    assert "A system said this." not in filtered.content.decode()
 
 
 def test_new_filter_rules_are_a_new_version(admin_client, db):

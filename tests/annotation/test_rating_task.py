@@ -34,7 +34,9 @@ def rating_dataset(name="rate", *, questions=1, **fields):
     for _ in range(questions):
         question = QuestionFactory(dataset=dataset)
         for i in range(2):
-            CandidateFactory(question=question, text=f"Generated {question.pk}-{i}.", source=CandidateSource.GENERATED)
+            CandidateFactory(
+                question=question, text=f"Generated {question.pk}-{i}.", source=CandidateSource.SYSTEM_RESPONSE
+            )
     annotation_open(dataset=dataset)
     return dataset
 

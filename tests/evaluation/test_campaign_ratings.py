@@ -42,7 +42,7 @@ def test_collected_scores_count_without_excluded_annotators_and_shared_candidate
     # given two systems that said the same thing to one question: their responses share a candidate
     dataset = DatasetFactory(name="rate", task="rate")
     question = QuestionFactory(dataset=dataset)
-    candidate = CandidateFactory(question=question, text="same words", source="generated")
+    candidate = CandidateFactory(question=question, text="same words", source="system_response")
     a, b = external("a"), external("b")
     generations = []
     for system in (a, b):

@@ -74,7 +74,7 @@ def test_one_question_per_context_with_the_reference_and_each_distinct_response(
     assert [list(q.context.turns.values_list("text", flat=True)) for q in questions] == [
         CONTEXTS[k][0] for k in ("d1", "d2", "d3")
     ]
-    imported, generated = CandidateSource.IMPORTED, CandidateSource.GENERATED
+    imported, generated = CandidateSource.IMPORTED, CandidateSource.SYSTEM_RESPONSE
     assert candidate_texts(questions[0]) == [
         ("Fine, thanks. And you?", True, imported),
         ("I am fine .", False, generated),
@@ -109,7 +109,7 @@ def test_without_the_reference_only_responses_are_rated(generations):
     candidates = Candidate.objects.filter(question__dataset=dataset)
     assert not candidates.filter(is_ground_truth=True).exists()
     assert candidates.count() == 4  # d1 shared, d2 two, d3 one
-    assert set(candidates.values_list("source", flat=True)) == {CandidateSource.GENERATED}
+    assert set(candidates.values_list("source", flat=True)) == {CandidateSource.SYSTEM_RESPONSE}
 
 
 def test_every_question_is_an_open_unit_needing_every_annotator(generations):

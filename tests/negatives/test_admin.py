@@ -47,7 +47,7 @@ def test_the_dataset_page_starts_a_job_that_adds_negatives(
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert job.params["seed"] == 4 and job.params["per_question"] == 2
-    assert Candidate.objects.filter(source=CandidateSource.GENERATED).count() == 4
+    assert Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).count() == 4
 
 
 def test_the_dataset_list_links_to_the_page(admin_client, dataset):
@@ -82,7 +82,7 @@ def test_the_pool_shows_how_each_negative_was_made(admin_client, dataset, tiny_m
     negatives_generate(
         dataset_name=dataset.name, mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings(threshold=-1e9, seed=2)
     )
-    negative = Candidate.objects.filter(source=CandidateSource.GENERATED).first()
+    negative = Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).first()
     page = admin_client.get(reverse("admin:annotation_question_change", args=[negative.question_id])).content.decode()
     edit = negative.provenance["replacements"][0]
     summary = provenance_summary(negative)

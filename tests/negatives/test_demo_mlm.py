@@ -56,7 +56,7 @@ def test_generating_without_the_setting_uses_the_demo_model_and_says_it_is_a_toy
     report = negatives_generate(dataset_name=DEMO_DATASET, settings=ManipulationSettings(threshold=-1e9))
     assert report["model"].startswith(f"{DEMO_MLM}@") and report["toy_model"] == TOY_MODEL_NOTE
     assert report["failed"] == 0 and report["candidates_added"] > 0
-    generated = Candidate.objects.filter(source=CandidateSource.GENERATED)
+    generated = Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE)
     assert generated.count() == report["candidates_added"]
     assert all(c.provenance["toy_model"] for c in generated)
 
@@ -74,7 +74,7 @@ def test_the_negatives_page_works_without_settings_and_its_report_says_toy_model
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert f"Toy model: the negatives were {TOY_MODEL_NOTE}." in job_outcome(job=job)["summary"]
     workspace = admin_client.get(reverse("dashboard-dataset", args=[DEMO_DATASET])).content.decode()
-    toy = Candidate.objects.filter(source=CandidateSource.GENERATED).count()
+    toy = Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).count()
     assert escape(f"{toy:,} of these negatives were {TOY_MODEL_NOTE}.") in workspace
 
 

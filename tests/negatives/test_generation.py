@@ -44,7 +44,7 @@ def generate(dataset, mlm_dir, **settings):
 
 
 def generated(dataset):
-    return Candidate.objects.filter(question__dataset=dataset, source=CandidateSource.GENERATED).order_by("id")
+    return Candidate.objects.filter(question__dataset=dataset, source=CandidateSource.MLM_NEGATIVE).order_by("id")
 
 
 def test_negatives_join_the_pools_with_their_provenance(dataset, tiny_mlm_dir):
@@ -89,7 +89,7 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_ends_as_an_uninterrupte
 ):
     generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD, per_question=2)
     expected = sorted(generated(dataset).values_list("question_id", "text"))
-    Candidate.objects.filter(source=CandidateSource.GENERATED).delete()
+    Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).delete()
     QuestionGeneration.objects.all().delete()
 
     calls = []

@@ -37,7 +37,7 @@ def two_datasets(folder: Path, n: int) -> None:
 def negatives(dataset: str) -> list[tuple]:
     """Every generated candidate by its question's line (text, rank, score and provenance, exact),
     and every question's outcome."""
-    candidates = Candidate.objects.filter(question__dataset__name=dataset, source=CandidateSource.GENERATED)
+    candidates = Candidate.objects.filter(question__dataset__name=dataset, source=CandidateSource.MLM_NEGATIVE)
     outcomes = QuestionGeneration.objects.filter(question__dataset__name=dataset)
     return sorted(
         (line, *(repr(v) for v in rest))

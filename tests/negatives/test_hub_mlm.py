@@ -33,7 +33,7 @@ def test_the_setting_names_a_hub_model_whose_commit_the_negatives_record(hub, da
     sha = hub.publish("tiny/bert", tiny_mlm_dir)
     settings.WELLCHOSEN_MLM_MODEL = "tiny/bert"
     report = negatives_generate(dataset_name=dataset.name, settings=ManipulationSettings(threshold=-1e9))
-    negatives = Candidate.objects.filter(source=CandidateSource.GENERATED)
+    negatives = Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE)
     assert report["model"] == f"tiny/bert@{sha}" and report["candidates_added"] == negatives.count() > 0
     assert {(n.provenance["model"], n.provenance["model_version"]) for n in negatives} == {
         ("tiny/bert", f"tiny/bert@{sha}")

@@ -52,7 +52,7 @@ def test_negatives_humans_find_acceptable_are_dropped_and_the_rest_are_evaluated
         mlm_path=str(tiny_mlm_dir),
         settings=ManipulationSettings(threshold=-1e9, per_question=2),
     )
-    generated = Candidate.objects.filter(question__dataset=dataset, source=CandidateSource.GENERATED)
+    generated = Candidate.objects.filter(question__dataset=dataset, source=CandidateSource.MLM_NEGATIVE)
     assert generated.count() == 6
     # and five annotators score every unit: each question's second negative is still a good answer
     acceptable = set(generated.filter(rank=2).values_list("pk", flat=True))
@@ -70,7 +70,9 @@ def test_negatives_humans_find_acceptable_are_dropped_and_the_rest_are_evaluated
     # and the test set keeps the negatives judged false, never one judged acceptable
     testset = testset_build(dataset_name=dataset.name, name="pipeline-1", false_per_question=3, seed=0)
     kept = TestSetCandidate.objects.filter(item__testset=testset, is_ground_truth=False)
-    kept_negatives = set(kept.filter(candidate__source=CandidateSource.GENERATED).values_list("candidate", flat=True))
+    kept_negatives = set(
+        kept.filter(candidate__source=CandidateSource.MLM_NEGATIVE).values_list("candidate", flat=True)
+    )
     assert kept_negatives == set(generated.filter(rank=1).values_list("pk", flat=True))
     assert kept.count() == 9
     # and an evaluation reports the accuracy against generated negatives apart from retrieved ones
@@ -78,7 +80,7 @@ def test_negatives_humans_find_acceptable_are_dropped_and_the_rest_are_evaluated
     job_execute(job_id=job.pk)
     evaluation.refresh_from_db()
     per_source = evaluation.summary["per_source"]
-    assert per_source["generated"]["false_candidates"] == 3
+    assert per_source["mlm_negative"]["false_candidates"] == 3
     assert per_source["lexical"]["false_candidates"] == 6
     # (the scripted system prefers every "Sure ..." ground truth to any other text)
-    assert per_source["generated"]["accuracy"] == per_source["lexical"]["accuracy"] == 1.0
+    assert per_source["mlm_negative"]["accuracy"] == per_source["lexical"]["accuracy"] == 1.0

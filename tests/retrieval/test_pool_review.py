@@ -201,7 +201,8 @@ def test_a_question_outside_the_filtered_list_is_shown_and_says_so(reviewer, poo
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ({"source": "bm25"}, "source must be one of lexical, dense, generated"),
+        ({"source": "bm25"}, "source must be one of lexical, dense, mlm_negative, system_response, imported"),
+        ({"source": "generated"}, "not &#x27;generated&#x27;"),
         (
             {"decision": "dropped"},
             "decision must be one of kept, acceptable, ungrammatical, undecided (not &#x27;dropped&#x27;)",
@@ -267,3 +268,11 @@ def test_the_dashboard_and_the_question_admin_link_to_the_page(client, pools):
     assert url in client.get(reverse("dashboard-dataset", args=["museum"])).content.decode()
     admin = client.get(reverse("admin:annotation_question_change", args=[pools[0].pk])).content.decode()
     assert f"{url}?q={pools[0].pk}" in admin
+
+
+def test_a_masked_lm_negative_is_labelled_and_filtered_as_its_own_source(reviewer, pools):
+    CandidateFactory(question=pools[1], text="The museum opens at six.", source=CandidateSource.MLM_NEGATIVE)
+    html = page(reviewer, source="mlm_negative").content.decode()
+    assert f'data-question="{pools[1].pk}"' in html and "1 question in this list" in html
+    row = html[html.index("The museum opens at six.") :]
+    assert "masked-LM negative (Park et al.)" in row[: row.index("</tr>")]

@@ -142,7 +142,7 @@ def made_before_the_csv_rule(testset: TestSet) -> TestSet:
 
 def test_a_manifest_records_the_format_version_of_each_file(testset):
     versions = {kind: entry["format_version"] for kind, entry in testset.manifest["files"].items()}
-    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 3, "csv": 3}
+    assert versions == {"tsv": 1, "human_scores": 1, "jsonl": 4, "csv": 4}
     assert testset.manifest["format_version"] == 2
 
 
@@ -158,7 +158,7 @@ def test_an_older_test_set_exports_a_spreadsheet_safe_csv_checked_against_its_re
     written = (tmp_path / "rel.csv").read_bytes()
     assert written == "".join(render_export(testset, "csv")).encode("utf-8")
     assert hashlib.sha256(written).hexdigest() != testset.manifest["files"]["csv"]["sha256"]
-    assert len(export.notes) == 1 and "format version 3" in export.notes[0] and "version 1" in export.notes[0]
+    assert len(export.notes) == 1 and "format version 4" in export.notes[0] and "version 1" in export.notes[0]
     assert json.loads((tmp_path / "rel.manifest.json").read_text()) == testset.manifest
 
 
@@ -194,7 +194,7 @@ def test_an_older_test_set_exports_jsonl_with_provenance_checked_against_its_rec
     made_before_the_csv_rule(testset)
     export = testset_export(name="rel", formats=["jsonl"], out_dir=tmp_path)
     assert (tmp_path / "rel.jsonl").read_bytes() == "".join(render_export(testset, "jsonl")).encode("utf-8")
-    assert len(export.notes) == 1 and "jsonl format version 3" in export.notes[0]
+    assert len(export.notes) == 1 and "jsonl format version 4" in export.notes[0]
 
 
 def test_an_older_test_set_reproduces_its_published_jsonl_with_version_1(testset, tmp_path):
@@ -205,8 +205,8 @@ def test_an_older_test_set_reproduces_its_published_jsonl_with_version_1(testset
 
 
 def test_an_unknown_csv_version_is_an_error(testset, tmp_path):
-    with pytest.raises(UserError, match="CSV has format versions 1 to 3, not 4"):
-        testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=4)
+    with pytest.raises(UserError, match="CSV has format versions 1 to 4, not 5"):
+        testset_export(name="rel", formats=["csv"], out_dir=tmp_path, csv_version=5)
 
 
 def test_the_command_names_the_version_it_wrote(testset, tmp_path):
@@ -214,7 +214,7 @@ def test_the_command_names_the_version_it_wrote(testset, tmp_path):
     out, err = StringIO(), StringIO()
     call_command("export_testset", "rel", "--format", "csv", "--out", str(tmp_path), stdout=out, stderr=err)
     assert out.getvalue().split() == [str(tmp_path / "rel.csv"), str(tmp_path / "rel.manifest.json")]
-    assert "rel.csv: written in csv format version 3" in err.getvalue()
+    assert "rel.csv: written in csv format version 4" in err.getvalue()
     call_command("export_testset", "rel", "--format", "csv", "--csv-version", "1", "--out", str(tmp_path / "v1"))
     digest = hashlib.sha256((tmp_path / "v1" / "rel.csv").read_bytes()).hexdigest()
     assert digest == testset.manifest["files"]["csv"]["sha256"]

@@ -115,8 +115,32 @@ def test_questions_choices_labels_and_scores_are_those_of_the_file(tmp_path):
 def test_sources_are_kept_and_a_ground_truth_source_is_stored_as_imported(tmp_path):
     testset_hf_import(folder=write_release(tmp_path / "peer", RELEASE), dataset_name="d", name="peer")
     sources = [item["sources"] for item in release_items("peer")]
-    assert sources[0] == ["lexical", "imported", "dense", "generated"]
-    assert sources[2] == DERIVED["sources"]
+    assert sources[0] == ["lexical", "imported", "dense", "mlm_negative"]
+    assert sources[2] == ["dense", "lexical", "lexical", "mlm_negative"]
+
+
+def test_the_split_sources_are_read_as_they_are(tmp_path):
+    # given a release built since the split: a masked-LM negative and a system's response
+    record = {**ORIGINAL, "sources": ["system_response", "ground_truth", "dense", "mlm_negative"]}
+    # when imported
+    testset_hf_import(folder=write_release(tmp_path / "peer", [record]), dataset_name="d", name="peer")
+    # then each keeps its source
+    assert release_items("peer")[0]["sources"] == ["system_response", "imported", "dense", "mlm_negative"]
+
+
+@pytest.mark.parametrize("removed", ["perturbed", "manual"])
+def test_a_removed_source_is_an_error_naming_the_file_line_and_field(tmp_path, removed):
+    record = {**ORIGINAL, "sources": ["lexical", "ground_truth", removed, "dense"]}
+    folder = write_release(tmp_path / "peer", [UNSCORED, record])
+    with pytest.raises(ImportFileError, match=rf"test.jsonl, line 2, field sources\[2\]: must be one of .*'{removed}'"):
+        testset_hf_import(folder=folder, dataset_name="d", name="peer")
+    assert not TestSet.objects.exists()
+
+
+def test_a_source_that_is_not_a_string_is_an_error_naming_its_field(tmp_path):
+    record = {**ORIGINAL, "sources": ["lexical", "ground_truth", ["dense"], "dense"]}
+    with pytest.raises(ImportFileError, match=r"field sources\[2\]: must be one of"):
+        testset_hf_import(folder=write_release(tmp_path / "peer", [record]), dataset_name="d", name="peer")
 
 
 def test_a_derived_question_keeps_its_link_to_its_original(tmp_path):

@@ -2,7 +2,9 @@
 
 Versions: 1: text cells as stored, "\n" line ends; 2: text cells escaped for spreadsheets
 (core.csv_safe) and RFC 4180 "\r\n" line ends, so that a carriage return inside a cell is quoted;
-3: a "derived" column (1/0) beside the id of the question a question was derived from.
+3: a "derived" column (1/0) beside the id of the question a question was derived from; 4: the
+"source" column says "mlm_negative" or "system_response" where versions 1 to 3 say "generated" for
+both (testsets.formats.sources).
 """
 
 import io
@@ -12,13 +14,18 @@ from core.csv_safe import csv_writer
 from testsets.items import TestSetItem
 
 from .base import ExportFile, TestsetFormat
+from .sources import published_source
+
+# The first version whose sources tell a masked-LM negative from a system's response.
+CSV_SOURCES_SPLIT = 4
 
 
-def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int = 3) -> Iterator[str]:
+def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int = 4) -> Iterator[str]:
     """One row per candidate, for spreadsheets. Text cells are escaped (from version 2), numbers are
-    written as numbers, a "derived" column (1/0) follows the question's origin (version 3); older
-    versions re-create the files of test sets built before."""
+    written as numbers, a "derived" column (1/0) follows the question's origin (version 3), the
+    sources are split (version 4); older versions re-create the files of test sets built before."""
     derived_column = version >= 3
+    split = version >= CSV_SOURCES_SPLIT
     buffer = io.StringIO()
     if version == 1:
         writer = csv_writer(buffer, escape_formulas=False, lineterminator="\n")
@@ -64,7 +71,7 @@ def render_csv(items: Iterable[TestSetItem], *, context_turns: int, version: int
                     c.candidate.pk,
                     int(c.is_ground_truth),
                     c.candidate.text,
-                    c.candidate.source,
+                    published_source(c.candidate.source, split=split),
                     "" if c.candidate.retrieval_score is None else c.candidate.retrieval_score,
                     c.candidate.rank or "",
                     c.candidate.retriever_version,
@@ -83,7 +90,7 @@ class CSVFormat(TestsetFormat):
             kind="csv",
             suffix=".csv",
             content_type="text/csv",
-            version=3,
+            version=4,
             render=lambda items, testset, version: render_csv(
                 items, context_turns=testset.dataset.context_turns, version=version
             ),

@@ -3,7 +3,8 @@
 Versions: 1 as first released; 2: each candidate also carries "retrieval" (every retriever that
 found it) and "provenance" (how a generated candidate was made: model, version, settings, the
 edit); 3: each question says whether it is derived ("derived": true/false) beside the id of the
-question it was derived from.
+question it was derived from; 4: a candidate's "source" says "mlm_negative" or "system_response"
+where versions 1 to 3 say "generated" for both (testsets.formats.sources).
 """
 
 import json
@@ -12,19 +13,24 @@ from collections.abc import Iterable, Iterator
 from testsets.items import TestSetItem, TestSetItemCandidate
 
 from .base import ExportFile, TestsetFormat
+from .sources import published_source
+
+# The first version whose sources tell a masked-LM negative from a system's response.
+JSONL_SOURCES_SPLIT = 4
 
 
-def render_jsonl(items: Iterable[TestSetItem], *, version: int = 3) -> Iterator[str]:
+def render_jsonl(items: Iterable[TestSetItem], *, version: int = 4) -> Iterator[str]:
     """Everything: ids, provenance (retriever, score, rank, version; from version 2, every
-    retriever that found a candidate and how a generated one was made), every score and, from
-    version 3, whether the question is derived."""
+    retriever that found a candidate and how a generated one was made), every score, from
+    version 3, whether the question is derived and, from version 4, the split sources."""
+    split = version >= JSONL_SOURCES_SPLIT
 
     def candidate(c: TestSetItemCandidate) -> dict:
         fields = {
             "candidate_id": c.candidate.pk,
             "text": c.candidate.text,
             "is_ground_truth": c.is_ground_truth,
-            "source": c.candidate.source,
+            "source": published_source(c.candidate.source, split=split),
             "utterance_id": c.candidate.utterance_id,
             "retrieval_score": c.candidate.retrieval_score,
             "rank": c.candidate.rank,
@@ -54,7 +60,7 @@ JSONL_FILE = ExportFile(
     kind="jsonl",
     suffix=".jsonl",
     content_type="application/jsonl",
-    version=3,
+    version=4,
     render=lambda items, testset, version: render_jsonl(items, version=version),
 )
 

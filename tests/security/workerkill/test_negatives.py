@@ -21,7 +21,7 @@ BATCH = 32
 
 
 def negatives(dataset: str) -> dict[int, list[tuple]]:
-    rows = Candidate.objects.filter(question__dataset__name=dataset, source=CandidateSource.GENERATED).values_list(
+    rows = Candidate.objects.filter(question__dataset__name=dataset, source=CandidateSource.MLM_NEGATIVE).values_list(
         "question__context__source_line", "text_hash", "rank"
     )
     found: dict[int, list[tuple]] = {}
@@ -72,6 +72,6 @@ def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed
     assert job.result["questions"] == n
     # and its negatives are exactly those of a run never killed
     assert negatives("killed") == negatives("reference")
-    generated = Candidate.objects.filter(question__dataset__name="killed", source=CandidateSource.GENERATED)
+    generated = Candidate.objects.filter(question__dataset__name="killed", source=CandidateSource.MLM_NEGATIVE)
     assert generated.count() == reference["candidates_added"] > n
     assert QuestionGeneration.objects.filter(question__dataset__name="killed").count() == n

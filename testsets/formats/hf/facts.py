@@ -14,7 +14,8 @@ from annotation.annotator_pay import annotator_pay_lines
 from testsets.items import testset_items
 from testsets.models import TestSet
 
-from .records import hf_record, question_keys
+from ..sources import published_source
+from .records import hf_record, question_keys, sources_split
 
 
 @dataclass
@@ -40,16 +41,17 @@ class ReleaseFacts:
 def release_facts(testset: TestSet) -> ReleaseFacts:
     facts = ReleaseFacts(testset=testset)
     keys = question_keys(testset)
+    split = sources_split(testset)
     labels: set[str] = set()
     table = []
     for item in testset_items(testset):
-        facts.records.append(hf_record(item, keys))
+        facts.records.append(hf_record(item, keys, split=split))
         for c in item.candidates:
             labels.update(label for label, _ in c.scores)
             facts.scores_per_choice[len(c.scores)] += 1
             table.append(np.bincount([value for _, value in c.scores], minlength=N_CATEGORIES)[:N_CATEGORIES])
             if not c.candidate.is_ground_truth:
-                facts.tools[_tool(c.candidate)] += 1
+                facts.tools[_tool(c.candidate, split=split)] += 1
     facts.annotators = len(labels)
     counts = np.array(table, dtype=np.int64).reshape(-1, N_CATEGORIES)
     facts.agreement = {"fleiss": fleiss_bootstrap(counts), "krippendorff_ordinal": krippendorff_bootstrap(counts)}
@@ -57,15 +59,15 @@ def release_facts(testset: TestSet) -> ReleaseFacts:
     return facts
 
 
-def _tool(candidate) -> str:
-    """``source: version``, and for a generated candidate how it was made."""
+def _tool(candidate, *, split: bool) -> str:
+    """``source: version``, and for a generated candidate how it was made; the source as the
+    release's records write it."""
+    source = published_source(candidate.source, split=split)
     provenance = candidate.provenance or {}
     details = [
         f"{key} {value}"
         for key in ("method", "model", "model_version")
         if (value := provenance.get(key)) and value != candidate.retriever_version
     ]
-    described = (
-        f"{candidate.source}: {candidate.retriever_version}" if candidate.retriever_version else candidate.source
-    )
+    described = f"{source}: {candidate.retriever_version}" if candidate.retriever_version else source
     return described + (f" ({', '.join(details)})" if details else "")

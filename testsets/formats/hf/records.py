@@ -25,6 +25,10 @@ from core.text import text_hash
 from testsets.items import TestSetItem
 from testsets.models import TestSet, TestSetQuestion
 
+from ..base import recorded_version
+from ..jsonl import JSONL_FILE, JSONL_SOURCES_SPLIT
+from ..sources import LEGACY_GENERATED, published_source
+
 # The source a release gives its original ground truths; read back as "imported", like every
 # imported candidate.
 GROUND_TRUTH_SOURCE = "ground_truth"
@@ -37,7 +41,9 @@ RECORD_FIELDS = {
     "sources": (
         "list: string",
         "per choice, where it came from: ground_truth (the dialogue's own next turn), lexical or dense "
-        "(retrieved), generated, perturbed, imported, manual, contrastive",
+        "(retrieved), mlm_negative (made from the ground truth with a masked LM), system_response (a "
+        "system's generated response), imported, contrastive; a release built before JSONL format "
+        "version 4 says generated for mlm_negative and system_response",
     ),
     "derived_from": (
         "string",
@@ -55,18 +61,24 @@ def question_keys(testset: TestSet) -> dict[int, str]:
     return {qid: f"{testset.name}-{position:0{width}d}" for qid, position in positions.items()}
 
 
-def choice_source(candidate) -> str:
+def sources_split(testset: TestSet) -> bool:
+    """Whether the release's records tell a masked-LM negative from a system's response: they are
+    made of the same rows as its JSONL, and follow the JSONL's recorded format version."""
+    return recorded_version(testset, JSONL_FILE.kind) >= JSONL_SOURCES_SPLIT
+
+
+def choice_source(candidate, *, split: bool) -> str:
     # The dialogue's own next turn is a Candidate too (source "imported" when the dialogue was read).
-    return GROUND_TRUTH_SOURCE if candidate.is_ground_truth else candidate.source
+    return GROUND_TRUTH_SOURCE if candidate.is_ground_truth else published_source(candidate.source, split=split)
 
 
-def hf_record(item: TestSetItem, keys: dict[int, str]) -> dict:
+def hf_record(item: TestSetItem, keys: dict[int, str], *, split: bool) -> dict:
     return {
         "question_id": keys[item.question_id],
         "context": [t.text for t in item.turns],
         "choices": [c.candidate.text for c in item.candidates],
         "label": next(i for i, c in enumerate(item.candidates) if c.is_ground_truth),
-        "sources": [choice_source(c.candidate) for c in item.candidates],
+        "sources": [choice_source(c.candidate, split=split) for c in item.candidates],
         # a derived question's original is always in the same release (plan_questions keeps it first)
         "derived_from": keys.get(item.derived_from_id) if item.derived_from_id else None,
         "scores": [[value for _, value in c.scores] for c in item.candidates],
@@ -103,7 +115,14 @@ def render_hf_parquet(records: list[dict]) -> bytes:
 # Reading the records back (import_testset --format hf)
 
 FIELDS = tuple(RECORD_FIELDS)
-SOURCES = (GROUND_TRUTH_SOURCE, *CandidateSource.values)
+# What a "sources" entry may say, and the CandidateSource it is stored as. "generated", in releases
+# built before the split, is read as a masked-LM negative: a release is built from a dataset scored
+# for selection, which a system's responses (a rating dataset's candidates) never are.
+SOURCES = {
+    GROUND_TRUTH_SOURCE: CandidateSource.IMPORTED.value,
+    **{source: source for source in CandidateSource.values},
+    LEGACY_GENERATED: CandidateSource.MLM_NEGATIVE.value,
+}
 MAX_QUESTION_ID_CHARS = 200
 # Bounds that keep one line from creating thousands of placeholder annotators or candidates.
 MAX_CHOICES = 1000
@@ -117,7 +136,7 @@ class HFRecord:
     context: list[str]
     choices: list[str]
     label: int
-    sources: list[str]  # CandidateSource values ("ground_truth" already mapped to "imported")
+    sources: list[str]  # CandidateSource values (mapped by SOURCES: "ground_truth" is "imported")
     derived_from: str | None
     scores: list[list[int]]
 
@@ -237,13 +256,13 @@ def _sources(value, *, path: Path, line: int, label: int, n_choices: int) -> lis
         raise ImportFileError(path, line, "sources", f"must be a list of {n_choices} strings, one per choice")
     sources = []
     for i, source in enumerate(value):
-        if source not in SOURCES:
+        if not isinstance(source, str) or source not in SOURCES:
             raise ImportFileError(
                 path, line, f"sources[{i}]", f"must be one of {', '.join(SOURCES)}, not {source!r:.40}"
             )
         if source == GROUND_TRUTH_SOURCE and i != label:
             raise ImportFileError(path, line, f"sources[{i}]", f"is {GROUND_TRUTH_SOURCE} but label is {label}")
-        sources.append(CandidateSource.IMPORTED.value if source == GROUND_TRUTH_SOURCE else source)
+        sources.append(SOURCES[source])
     return sources
 
 
