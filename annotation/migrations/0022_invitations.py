@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0020_testset_to_testsets_app'),
+        ('annotation', '0021_candidate_source_split'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
