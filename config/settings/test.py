@@ -31,7 +31,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(WELLCHOSEN_DATA_DIR / "test.sqlite3")}
 
 # the plugin systems of the tests
-WELLCHOSEN_PLUGINS = ["tests.evaluation.plugins.*"]
+WELLCHOSEN_PLUGINS = ["tests.evaluation.plugins.*", "tests.evaluation.generation_support.*"]
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if os.environ.get("WELLCHOSEN_TEST_CACHE_URL"):
