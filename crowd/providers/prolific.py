@@ -120,7 +120,7 @@ class ProlificApi:
                 return
         raise ProlificError(
             f"Prolific GET {path}: still a next page after {self.max_pages:,} pages; stopped reading "
-            f"(the list is longer than any WellChosen makes, or its next links never end)"
+            f"(more than a study's submissions or an account's studies fill, or next links that never end)"
         )
 
 
