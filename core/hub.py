@@ -9,7 +9,9 @@ as in every Hugging Face tool, and a model in the cache is found without the net
 
 Only configuration, tokenizer and safetensors files are fetched: pickled weights (``*.bin``,
 ``*.pt``) can run code when they are loaded, and a repository without safetensors weights is
-refused. The commit a name resolved to is returned, for whoever records which weights were used.
+refused. A local folder with pickled weights and no safetensors ones is refused too, naming the
+file, and every model is loaded with ``use_safetensors=True``, so pickled weights are never read.
+The commit a name resolved to is returned, for whoever records which weights were used.
 """
 
 import re
@@ -25,6 +27,8 @@ METADATA_PATTERNS = ["*.json", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
 # What transformers' save_pretrained writes: one file, or numbered shards named in the index. Other
 # safetensors files (another framework's consolidated copy) are not fetched twice over.
 WEIGHT_PATTERNS = ["model.safetensors", "model-*-of-*.safetensors"]
+# Weights in Python's pickle format (torch.save and its kin), which can run code when unpickled.
+PICKLE_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 _PART = r"\w(?:[\w.-]*\w)?"
 _REPO_ID = re.compile(rf"(?:{_PART}/)?{_PART}", re.ASCII)
 NAME_SYNTAX = "a local folder, or a Hugging Face model id such as gpt2 or org/name, optionally @revision"
@@ -59,9 +63,9 @@ class ResolvedModel:
         return f"{self.repo_id}{REVISION_SEPARATOR}{self.revision_sha}" if self.from_hub else self.path
 
     def load_kwargs(self) -> dict:
-        """``from_pretrained``'s keywords: the files are here, so nothing is downloaded there, and a hub
-        model's weights come from safetensors only."""
-        return {"local_files_only": True, **({"use_safetensors": True} if self.from_hub else {})}
+        """``from_pretrained``'s keywords: the files are here, so nothing is downloaded there, and the
+        weights come from safetensors only (pickled ones beside them are never unpickled)."""
+        return {"local_files_only": True, "use_safetensors": True}
 
 
 def model_name_check(*, name: str, setting: str) -> HubName | None:
@@ -89,7 +93,10 @@ def model_resolve(*, name: str, setting: str, revision: str | None = None, weigh
     and what to do, for every model that cannot be had."""
     hub = model_name_check(name=name, setting=setting)
     if hub is None:
-        return ResolvedModel(path=str(Path(name.strip()).expanduser().resolve()))
+        resolved = ResolvedModel(path=str(Path(name.strip()).expanduser().resolve()))
+        if weights:
+            pickled_weights_check(folder=Path(resolved.path), setting=setting)
+        return resolved
     if revision:
         hub = HubName(repo_id=hub.repo_id, revision=revision)
     folder = Path(_snapshot(hub, setting=setting, weights=weights))
@@ -105,6 +112,20 @@ def model_resolve(*, name: str, setting: str, revision: str | None = None, weigh
             f"that converted them: {hub.repo_id}{REVISION_SEPARATOR}refs/pr/N), or convert them into a local folder."
         )
     return resolved
+
+
+def pickled_weights_check(*, folder: Path, setting: str) -> None:
+    """A UserError, naming the file, when ``folder`` holds pickled weights and no safetensors weights:
+    loading safetensors only, it could not be loaded, and unpickling it could run any code."""
+    if any(folder.glob("*.safetensors")):
+        return
+    pickled = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name.endswith(PICKLE_WEIGHT_SUFFIXES))
+    if pickled:
+        raise UserError(
+            f"{setting}: {folder} holds pickled weights ({', '.join(pickled[:3])}) and no safetensors weights; "
+            "pickled weights can run code when they are loaded, so only safetensors weights are loaded. Convert them "
+            "where you trust the file: model.save_pretrained(folder, safe_serialization=True) writes model.safetensors."
+        )
 
 
 def _is_repo_id(text: str) -> bool:

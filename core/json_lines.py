@@ -1,7 +1,9 @@
-"""JSON lines for imports: strict JSON (no repeated keys, NaN or Infinity), shallow, and text the
-databases can store (core.text.unstorable_character); errors name file, line and field."""
+"""JSON lines for imports: strict JSON (no repeated keys, NaN or Infinity, no number too large for a
+float), shallow, and text the databases can store (core.text.unstorable_character); errors name
+file, line and field."""
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -44,7 +46,8 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_object_without_repeated_keys, par
 
 def json_loads(text: str):
     """One JSON value; raises json.JSONDecodeError for what is not JSON and JSONValueError for
-    repeated keys, NaN or Infinity, over-deep nesting, oversized numbers and unstorable text."""
+    repeated keys, NaN or Infinity, over-deep nesting, oversized numbers (an integer of more than
+    4,300 digits, a float beyond ±1.8e308) and unstorable text."""
     return _checked(lambda: (_DECODER.decode(text), None))[0]
 
 
@@ -69,8 +72,10 @@ def _checked(decode) -> tuple[object, int | None]:
 
 
 def json_problem(value) -> tuple[str | None, str] | None:
-    """``(field, why)`` for the first string or key of ``value`` that breaks the text rule, or for
-    nesting deeper than MAX_JSON_DEPTH; None when there is none. Fields read like ``context[1]``."""
+    """``(field, why)`` for the first string or key of ``value`` that breaks the text rule, for a
+    float that overflowed to infinity (``1e999999`` parses as ``inf``, which the NaN/Infinity rule
+    refuses when spelt out), or for nesting deeper than MAX_JSON_DEPTH; None when there is none.
+    Fields read like ``context[1]``."""
     stack = [(value, "", 0)]
     while stack:
         node, where, depth = stack.pop()
@@ -81,6 +86,8 @@ def json_problem(value) -> tuple[str | None, str] | None:
             problem = unstorable_character(node)
             if problem:
                 return where or None, problem
+        elif isinstance(node, float) and not math.isfinite(node):
+            return where or None, "is a number too large for a float (it would be read as infinity)"
         elif isinstance(node, dict):
             for key in node:
                 problem = unstorable_character(key)

@@ -184,3 +184,19 @@ def build_tiny_mlm(folder: Path, texts=None) -> Path:
     )
     BertForMaskedLM(config).save_pretrained(folder)
     return folder
+
+
+def pickled_copy(folder: Path, target: Path) -> Path:
+    """``folder``'s model saved in ``target`` as pickled weights (``pytorch_model.bin``: torch.save
+    of its state dict, what ``save_pretrained(safe_serialization=False)`` wrote before transformers
+    5) beside its configuration and tokenizer files, with no safetensors weights: what an older
+    checkpoint looks like."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file
+
+    shutil.copytree(folder, target)
+    torch.save(load_file(target / "model.safetensors"), target / "pytorch_model.bin")
+    (target / "model.safetensors").unlink()
+    return target

@@ -4,7 +4,8 @@ A batch is one study: its external URL is the batch's signed link with Prolific'
 ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` placeholders; places = K and every participant
 scores every unit of the batch (so each unit gets K annotators); the participant gets the study's
 completion code at the end. Sync reads the study's submissions; review, bonuses and stopping are
-Prolific's transitions. The token comes from ``PROLIFIC_API_TOKEN``, never from the database.
+Prolific's transitions. The token comes from ``PROLIFIC_API_TOKEN``, never from the database, and
+is sent to PROLIFIC_API_URL's origin only: a link in an answer that leads elsewhere is refused.
 """
 
 import json
@@ -15,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from decimal import Decimal
+from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -37,6 +39,9 @@ _STATUS = {
     "TIMED-OUT": CrowdAssignmentStatus.RETURNED,
 }
 RETRY_STATUSES = {429, 502, 503, 504}
+# The most pages one list is read over (a study's submissions come 100 or more a page): an answer
+# whose next link never ends would otherwise keep a sync reading forever.
+MAX_PAGES = 1_000
 
 
 class ProlificError(UserError):
@@ -44,15 +49,42 @@ class ProlificError(UserError):
 
 
 class ProlificApi:
-    def __init__(self, *, base_url: str | None = None, token: str | None = None, sleep=time.sleep) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | None = None,
+        sleep=time.sleep,
+        max_pages: int = MAX_PAGES,
+    ) -> None:
         self.base_url = (base_url or settings.PROLIFIC_API_URL).rstrip("/") + "/"
         self.token = token if token is not None else os.environ.get("PROLIFIC_API_TOKEN", "")
         self.sleep = sleep
+        self.max_pages = max_pages
+        # urllib passes the Authorization header on to wherever a redirect leads
+        self.opener = urllib.request.build_opener(_SameOriginRedirects(self))
+
+    def url(self, path: str) -> str:
+        """``path`` under the API's base URL; an absolute URL only on the base URL's origin (scheme,
+        host and port), since the request carries the token."""
+        parts = urlsplit(path)
+        if not parts.scheme and not parts.netloc:
+            return self.base_url + path.lstrip("/")
+        if not self.on_origin(path):
+            raise ProlificError(
+                f"Prolific answered with a link to {path[:200]!r}, which is not on PROLIFIC_API_URL's "
+                f"origin ({self.base_url}): not followed, so the API token was not sent there"
+            )
+        return path
+
+    def on_origin(self, url: str) -> bool:
+        origin = _origin(urlsplit(url))
+        return origin is not None and origin == _origin(urlsplit(self.base_url))
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         if not self.token:
             raise ProlificError("set PROLIFIC_API_TOKEN to use Prolific")
-        url = path if path.startswith("http") else self.base_url + path.lstrip("/")
+        url = self.url(path)
         data = None if body is None else json.dumps(body).encode()
         attempts = max(1, settings.WELLCHOSEN_CROWD_RETRIES)
         for attempt in range(attempts):
@@ -62,7 +94,7 @@ class ProlificApi:
             if data is not None:
                 request.add_header("Content-Type", "application/json")
             try:
-                with urllib.request.urlopen(request, timeout=30) as response:
+                with self.opener.open(request, timeout=30) as response:
                     raw = response.read()
                     return json.loads(raw) if raw else {}
             except urllib.error.HTTPError as exc:
@@ -78,12 +110,44 @@ class ProlificApi:
         raise AssertionError("unreachable")
 
     def pages(self, path: str):
-        """Every result of a paginated list (``_links.next.href``)."""
+        """Every result of a paginated list (``_links.next.href``), over at most ``max_pages`` pages."""
         url = path
-        while url:
+        for _ in range(self.max_pages):
             page = self.call("GET", url)
             yield from page.get("results", [])
             url = ((page.get("_links") or {}).get("next") or {}).get("href")
+            if not url:
+                return
+        raise ProlificError(
+            f"Prolific GET {path}: still a next page after {self.max_pages:,} pages; stopped reading "
+            f"(more than a study's submissions or an account's studies fill, or next links that never end)"
+        )
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    def __init__(self, api: ProlificApi) -> None:
+        self.api = api
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not self.api.on_origin(newurl):
+            raise ProlificError(
+                f"Prolific redirected {req.get_method()} {req.full_url} to {newurl[:200]!r}, which is not on "
+                f"PROLIFIC_API_URL's origin ({self.api.base_url}): not followed, so the API token was not sent there"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(parts: SplitResult) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a URL, the port filled in for http and https; None when unreadable."""
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    if parts.hostname is None or (port is None and default is None):
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else default
 
 
 class ProlificProvider(Provider):

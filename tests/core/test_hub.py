@@ -110,7 +110,7 @@ def test_an_unreachable_hub_without_a_cached_copy_says_so(monkeypatch, tmp_path)
 def test_a_local_folder_is_used_as_it_is(tiny_gpt2_dir):
     model = model_resolve(name=str(tiny_gpt2_dir), setting="x")
     assert (model.path, model.repo_id, model.revision_sha) == (str(tiny_gpt2_dir.resolve()), "", "")
-    assert model.load_kwargs() == {"local_files_only": True}
+    assert model.load_kwargs() == {"local_files_only": True, "use_safetensors": True}
 
 
 def test_a_folder_wins_over_a_hub_id_of_the_same_name(tiny_gpt2_dir, monkeypatch):

@@ -96,6 +96,9 @@ def test_a_nul_escape_in_json_is_an_error_naming_the_field():
         (b"[Infinity]", "holds Infinity, which is not a JSON number"),
         (b"9" * 5000, "holds a value that cannot be read"),
         (b'{"x": ' + b"[" * 40 + b"]" * 40 + b"}", "field x: is nested too deeply"),
+        (b'{"unknown": 1e999999}', "field unknown: is a number too large for a float"),
+        (b'{"a": {"b": [0.5, -1e999999]}}', "field a.b[1]: is a number too large for a float"),
+        (b"1e400", "line 1: is a number too large for a float"),
     ],
 )
 def test_json_lines_are_read_strictly(data, message):

@@ -3,11 +3,16 @@
 It checks every request (token header, JSON body, required fields) and answers in Prolific's
 format: studies, their submissions with ``_links.next`` pagination, submission transitions, bonus
 payments. ``requests`` records (method, path, body); ``errors`` every request it refused (400).
-``fail_next`` makes the next requests answer with the given HTTP statuses (e.g. 429).
+``fail_next`` makes the next requests answer with the given HTTP statuses (e.g. 429);
+``next_link`` replaces the next link of every page (a link to another server, one that never ends);
+``redirects`` answers a path with a 302 to another URL.
+``Recorder`` is another local server, for links that lead away from the API: it records the
+headers of every request it receives.
 """
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
@@ -43,6 +48,9 @@ class ProlificDouble:
         self.submissions: dict[str, dict] = {}  # id -> submission
         self.bonuses: dict[str, dict] = {}
         self.paid: list[str] = []
+        # (path, page number) -> the href of that page's next link, or None on the last page
+        self.next_link: Callable[[str, int], str | None] | None = None
+        self.redirects: dict[str, str] = {}  # path -> where a 302 sends its requests
         self._lock = threading.Lock()
 
     # -- server ----------------------------------------------------------------------------------
@@ -57,6 +65,14 @@ class ProlificDouble:
             def _handle(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                location = double.redirects.get(urlsplit(self.path).path)
+                if location is not None:
+                    double.requests.append(Request(self.command, urlsplit(self.path).path, None))
+                    self.send_response(302)
+                    self.send_header("Location", location)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 status, body = double.handle(self.command, self.path, self.headers, raw)
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -172,4 +188,43 @@ class ProlificDouble:
         chunk = rows[start : start + self.page_size]
         more = start + self.page_size < len(rows)
         nxt = {"href": f"{self.url.rstrip('/').removesuffix('/api/v1')}{path}?page={page + 1}"} if more else None
+        if self.next_link is not None:
+            href = self.next_link(path, page)
+            nxt = None if href is None else {"href": href}
         return 200, {"results": chunk, "_links": {"next": nxt}, "meta": {"count": len(rows)}}
+
+
+class Recorder:
+    """A local HTTP server that answers every request with an empty page of results and records its
+    headers (``headers``, a list of dicts) and paths."""
+
+    def __init__(self) -> None:
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+
+    def __enter__(self) -> "Recorder":
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                recorder.headers.append(dict(self.headers.items()))
+                recorder.paths.append(self.path)
+                data = json.dumps({"results": [], "_links": {"next": None}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

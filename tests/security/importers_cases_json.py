@@ -72,6 +72,20 @@ DIALOGUES_JSONL = [
         put(2, JSONL_BAD + '"response": "Go.", "n": ' + "9" * 5000 + "}"),
         2,
     ),
+    Case(
+        "dialogues-jsonl",
+        "float-overflow-in-an-unknown-key",
+        put(2, JSONL_BAD + '"response": "Go.", "w": 1e999999}'),
+        2,
+        "w",
+    ),
+    Case(
+        "dialogues-jsonl",
+        "negative-float-overflow",
+        put(2, JSONL_BAD + '"response": "Go.", "m": {"w": [-1e400]}}'),
+        2,
+        "m.w[0]",
+    ),
     Case("dialogues-jsonl", "cut-middle-line", put(2, JSONL_BAD), 2),
     Case("dialogues-jsonl", "trailing-garbage", swap(2, '"Coming!"}', '"Coming!"} x'), 2),
     Case("dialogues-jsonl", "two-objects-on-a-line", swap(2, '"Coming!"}', '"Coming!"}{"a": 1}'), 2),
@@ -102,6 +116,7 @@ TESTSET_SCORES = [
     Case("testset-scores", "score-a-fraction", scores_swap(2, 2, 4, "4.5"), 2, "candidate 2 scores, annotator 5"),
     Case("testset-scores", "score-nan", scores_swap(2, 2, 4, "NaN"), 2),
     Case("testset-scores", "score-of-5000-digits", scores_swap(2, 2, 4, "9" * 5000), 2),
+    Case("testset-scores", "score-1e999999", scores_swap(2, 2, 4, "1e999999"), 2),
     Case("testset-scores", "score-with-a-surrogate", scores_swap(2, 2, 4, '"\\udfff"'), 2),
     Case("testset-scores", "ragged-score-lists", scores_swap(2, 1, 4, "1, 1"), 2, "candidate 1 scores"),
     Case("testset-scores", "empty-score-list", put(2, "[[], [1], [1]]"), 2, "ground truth scores"),
@@ -159,6 +174,7 @@ TESTSET_HF_CASES = [
     Case("testset-hf", "label-a-boolean", swap(2, '"label": 2', '"label": true'), 2, "label"),
     Case("testset-hf", "label-a-string", swap(2, '"label": 2', '"label": "2"'), 2, "label"),
     Case("testset-hf", "label-of-5000-digits", swap(2, '"label": 2', '"label": ' + "9" * 5000), 2),
+    Case("testset-hf", "float-overflow-in-an-unknown-key", swap(2, '"label"', '"w": -1e999999, "label"'), 2, "w"),
     Case("testset-hf", "sources-too-short", hf_put(2, sources=["lexical", "ground_truth"]), 2, "sources"),
     Case("testset-hf", "source-unknown", swap(2, '"lexical"', '"bm25"'), 2, "sources[0]"),
     Case(
@@ -252,6 +268,7 @@ HUMAN = [
     ),
     Case("human-ratings", "nesting-200k-deep", item_text(1, "[" * 200_000), 1),
     Case("human-ratings", "duplicate-key", item_text(1, item(1)[:-2] + ', "response": "other"}'), 1, "response"),
+    Case("human-ratings", "float-overflow-in-an-unknown-key", item_text(1, item(1)[:-2] + ', "w": 1e999999}'), 1, "w"),
     Case("human-ratings", "rating-nan", item_text(1, item(1)[:-1].replace("[5, 4, 4, 3]", "[5, NaN, 4, 3]")), 1),
     Case(
         "human-ratings",
@@ -297,6 +314,7 @@ PAIRS_JSONL = [
     ),
     Case("pairs-jsonl", "duplicate-key", swap(2, '"type": "sentence"', '"type": "sentence", "type": "x"'), 2, "type"),
     Case("pairs-jsonl", "nan", swap(2, '"type"', '"w": NaN, "type"'), 2),
+    Case("pairs-jsonl", "float-overflow-in-an-unknown-key", swap(2, '"type"', '"w": 1e999999, "type"'), 2, "w"),
     Case("pairs-jsonl", "nesting-200k-deep", put(2, "[" * 200_000), 2),
     Case(
         "pairs-jsonl",
