@@ -10,7 +10,7 @@ from django.core import signing
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Annotator, AssignmentStatus, QuestionWork, Score
+from annotation.models import Annotator, Assignment, AssignmentStatus, QuestionWork, Score
 from annotation.selectors import filter_preview, filter_rules_current
 from annotation.selectors_annotators import annotators_quality
 from core.errors import UserError
@@ -22,6 +22,7 @@ from crowd.models import (
     CrowdBatch,
     CrowdBonus,
     CrowdBonusStatus,
+    CrowdLinkEntry,
     CrowdTaskStatus,
 )
 from crowd.providers.base import Blocking, Provider
@@ -209,6 +210,33 @@ def link_progress(*, batch: CrowdBatch, worker: Annotator) -> dict:
 def link_done(*, batch: CrowdBatch, worker: Annotator) -> int:
     return CrowdAssignment.objects.filter(
         batch=batch, worker=worker, assignment__status=AssignmentStatus.SUBMITTED
+    ).count()
+
+
+def link_units_due(*, batch: CrowdBatch, worker: Annotator) -> int:
+    """How many units a link worker must have scored to be shown the completion code: their share
+    (units_per_worker), or what the batch has left to score where that is less. Units closed by
+    their decisions do not count; units whose places other workers hold do, so an id that scored
+    a unit or two while places were held by others is not told it has finished. At least one."""
+    share = provider_for(batch=batch).units_per_worker(batch=batch)
+    scored = Assignment.objects.filter(annotator=worker, status=AssignmentStatus.SUBMITTED).values("question_id")
+    available = batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).filter(
+        Q(question__work__is_open=True) | Q(question_id__in=scored)
+    )
+    return max(1, min(share, available.count()))
+
+
+def link_places_held(*, batch: CrowdBatch, address: str, now=None) -> int:
+    """Places of the batch held by the worker ids that entered it from one address (its key):
+    their live leases and their submitted work the platform has not confirmed."""
+    now = now or timezone.now()
+    workers = CrowdLinkEntry.objects.filter(batch=batch, address=address).values("worker_id")
+    unconfirmed = CrowdAssignment.objects.filter(batch=batch, worker_id__in=workers).exclude(
+        provider_for(batch=batch).confirmed()
+    )
+    return unconfirmed.filter(
+        Q(assignment__status=AssignmentStatus.SUBMITTED)
+        | Q(assignment__status=AssignmentStatus.LEASED, assignment__leased_until__gte=now)
     ).count()
 
 

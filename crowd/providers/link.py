@@ -15,10 +15,14 @@ from django.utils import timezone
 from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdProvider, CrowdTaskStatus
 
-from .base import Provider, pending_tasks_open
+from .base import Provider, entry_settings_check, pending_tasks_open, setting_int
 
 _SALT = "wellchosen.crowd.link"
 WORKER_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")  # whole values: fullmatch
+# How long a link worker's work may wait for the researcher's approvals file before it gives its
+# places back (setting confirm_within_hours): work nobody approved by then is discarded, so ids
+# made up by whoever knows the link hold units for no longer than this.
+DEFAULT_CONFIRM_WITHIN_HOURS = 72
 
 
 class LinkProvider(Provider):
@@ -34,8 +38,15 @@ class LinkProvider(Provider):
         # (crowd.services.review.link_approvals_import).
         return Q(status=CrowdAssignmentStatus.APPROVED)
 
+    def settings_check(self, *, batch: CrowdBatch) -> None:
+        entry_settings_check(batch=batch)
+        self.confirm_within_seconds(batch=batch)
+
     def confirm_within_seconds(self, *, batch: CrowdBatch) -> int | None:
-        return None  # nothing to ask: unapproved work stays uncounted until the file says
+        # No platform to ask: the researcher's approvals file is the confirmation, and it must come
+        # within the batch's window (a year at most).
+        hours = setting_int(batch=batch, name="confirm_within_hours", default=DEFAULT_CONFIRM_WITHIN_HOURS, high=8760)
+        return hours * 3600
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         # No platform reports the submission: saving the scores here is submitting.
