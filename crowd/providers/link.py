@@ -4,6 +4,7 @@ platform's approvals come back as a CSV (crowd.services)."""
 
 import re
 import secrets
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -47,6 +48,19 @@ class LinkProvider(Provider):
         # within the batch's window (a year at most).
         hours = setting_int(batch=batch, name="confirm_within_hours", default=DEFAULT_CONFIRM_WITHIN_HOURS, high=8760)
         return hours * 3600
+
+    def batch_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        # The researcher's file is the only confirmation: say a day ahead that work will go.
+        soon = timezone.now() - timedelta(seconds=self.confirm_within_seconds(batch=batch)) + timedelta(hours=24)
+        due = CrowdAssignment.objects.filter(
+            batch=batch, status=CrowdAssignmentStatus.SUBMITTED, created_at__lt=soon
+        ).count()
+        if not due:
+            return []
+        return [
+            f"{due} submission(s) nobody approved or rejected yet will be discarded within 24 hours "
+            "(setting confirm_within_hours): upload the platform's approvals file now"
+        ]
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         # No platform reports the submission: saving the scores here is submitting.

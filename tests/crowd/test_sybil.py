@@ -135,6 +135,26 @@ def test_a_real_worker_gets_the_places_back_after_the_bound(link, units):
     assert Score.objects.filter(annotator__external_id="REAL1").count() == 2 * 2  # two units of two responses
 
 
+def test_the_batch_warns_a_day_before_unapproved_link_work_is_discarded(link):
+    from crowd.selectors import crowd_batch_warnings
+
+    invented(link, "P1", "192.0.2.1")
+    assert crowd_batch_warnings(batch=link) == []
+    bound_passed(72 - 23)
+    (warning,) = crowd_batch_warnings(batch=link)
+    assert warning.startswith("2 submission(s) nobody approved or rejected yet will be discarded within 24 hours")
+
+
+def test_the_periodic_sync_discards_link_work_past_the_bound(link, units, django_capture_on_commit_callbacks):
+    from crowd.tasks import crowd_sync_due_job
+
+    invented(link, "SYBIL1", ATTACKER)
+    bound_passed(73)
+    with django_capture_on_commit_callbacks(execute=True):
+        crowd_sync_due_job.delay()
+    assert places_held(units) == 0 and not Score.objects.exists()
+
+
 def test_approved_link_work_is_kept_after_the_bound(client, link, units, write_file):
     from crowd.services.review import link_approvals_import
 
