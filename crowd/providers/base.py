@@ -64,6 +64,8 @@ def setting_int(*, batch: CrowdBatch, name: str, default: int, low: int = 1, hig
     value = (batch.settings or {}).get(name)
     if value is None:
         return default
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():  # "10" in the JSON
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise UserError(f"setting {name} must be a whole number from {low} to {high}, not {value!r}")
     return value

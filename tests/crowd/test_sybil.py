@@ -235,6 +235,16 @@ def test_bad_limits_are_refused_when_the_batch_is_made(units):
             crowd_batch_create(dataset=units, provider="link", name=str(settings), settings=settings)
 
 
+def test_a_limit_typed_as_digits_is_taken_and_other_digits_are_refused(units):
+    from core.errors import UserError
+    from crowd.providers.link import LinkProvider
+
+    batch = crowd_batch_create(dataset=units, provider="link", name="text", settings={"places_per_address": "7"})
+    assert LinkProvider().entry_limits(batch=batch).places == 7
+    with pytest.raises(UserError, match="setting places_per_address must be a whole number"):
+        crowd_batch_create(dataset=units, provider="link", name="sup", settings={"places_per_address": "\u00b2"})
+
+
 def test_an_ipv6_subscriber_is_one_address():
     assert address_key("2001:db8:1:2::1") == address_key("2001:db8:1:2:ffff::9")
     assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
