@@ -7,7 +7,7 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.core import signing
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, QuestionWork, Score
@@ -213,16 +213,24 @@ def link_done(*, batch: CrowdBatch, worker: Annotator) -> int:
     ).count()
 
 
-def link_units_due(*, batch: CrowdBatch, worker: Annotator) -> int:
+def link_units_due(*, batch: CrowdBatch, worker: Annotator, now=None) -> int:
     """How many units a link worker must have scored to be shown the completion code: their share
-    (units_per_worker), or what the batch has left to score where that is less. Units closed by
-    their decisions do not count; units whose places other workers hold do, so an id that scored
-    a unit or two while places were held by others is not told it has finished. At least one."""
+    (units_per_worker), or what the batch still has for them where that is less. A unit counts
+    while it is open and has a free place or one held by another worker's lease (which may run
+    out): an id that scored a unit while the others were leased is not told it has finished. A
+    unit whose places are all taken by submitted work, or that its decisions closed, does not
+    count: nobody can score it now. At least one."""
     share = provider_for(batch=batch).units_per_worker(batch=batch)
     scored = Assignment.objects.filter(annotator=worker, status=AssignmentStatus.SUBMITTED).values("question_id")
-    available = batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).filter(
-        Q(question__work__is_open=True) | Q(question_id__in=scored)
+    leased = (
+        Assignment.objects.filter(status=AssignmentStatus.LEASED, leased_until__gte=now or timezone.now())
+        .exclude(annotator=worker)
+        .values("question_id")
     )
+    open_units = Q(question__work__is_open=True) & (
+        Q(question__work__slots_taken__lt=F("question__work__slots_needed")) | Q(question_id__in=leased)
+    )
+    available = batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).filter(open_units | Q(question_id__in=scored))
     return max(1, min(share, available.count()))
 
 

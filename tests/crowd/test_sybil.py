@@ -180,14 +180,20 @@ def test_an_approvals_file_naming_discarded_work_counts_it_and_approves_the_rest
     }
 
 
-def test_no_completion_code_before_the_worker_scored_their_share(db):
+def one_place_each(share: int):
+    """A link batch of three units with one place each."""
     dataset = DatasetFactory(name="one-each", annotators_per_item=1, adaptive_stopping=False, attention_check_rate=0)
     for i in range(3):
         CandidateFactory(question=QuestionFactory(dataset=dataset), text=f"The bus leaves at {i}.")
     annotation_open(dataset=dataset)
-    batch = crowd_batch_create(dataset=dataset, provider="link", name="all", settings={"units_per_worker": 3})
+    batch = crowd_batch_create(dataset=dataset, provider="link", name="all", settings={"units_per_worker": share})
     crowd_batch_publish(batch=batch)
     batch.refresh_from_db()
+    return batch
+
+
+def test_no_completion_code_before_the_worker_scored_their_share(db):
+    batch = one_place_each(share=3)
     # given the first unit's only place held by someone else's lease
     Client(REMOTE_ADDR="198.51.100.1").get(
         reverse("crowd-link", args=[link_token(batch=batch)]), {"worker": "HOLDER"}, follow=True
@@ -197,6 +203,17 @@ def test_no_completion_code_before_the_worker_scored_their_share(db):
     # then they are told to come back for the third, not given the code
     assert Assignment.objects.filter(annotator__external_id="LATECOMER", status="submitted").count() == 2
     assert not shown_code(page, batch) and "come back later" in page.content.decode()
+
+
+def test_a_worker_whose_other_units_are_all_scored_by_others_gets_the_code(db):
+    # given two of the three units scored by another worker
+    batch = one_place_each(share=2)
+    invented(batch, "EARLY", "198.51.100.1")
+    # when a worker scores the one unit left
+    page = invented(batch, "LAST", "192.0.2.1")
+    # then nobody can score more now: that was their share
+    assert Assignment.objects.filter(annotator__external_id="LAST", status="submitted").count() == 1
+    assert shown_code(page, batch)
 
 
 def test_an_id_that_submits_nothing_valid_is_shown_no_code(link):
