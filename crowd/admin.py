@@ -195,11 +195,16 @@ class CrowdBatchAdmin(CheckedInputAdmin):
             except UserError as exc:
                 form.add_error("file", str(exc))
             else:
-                messages.success(
-                    request,
+                text = (
                     f"Approvals imported: {counts['approved']} approved, {counts['rejected']} rejected, "
-                    f"{counts['unchanged']} unchanged.",
+                    f"{counts['unchanged']} unchanged."
                 )
+                if counts["discarded"]:
+                    text += (
+                        f" {counts['discarded']} were discarded already: nobody approved them within the "
+                        "batch's confirm_within_hours."
+                    )
+                messages.success(request, text)
                 return redirect("admin:crowd_crowdbatch_review", pk=batch.pk)
         return render_form(request, self, form=form, title=f"Import approvals for {batch.name}")
 

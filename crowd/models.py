@@ -192,3 +192,26 @@ class CrowdBonus(models.Model):
             models.UniqueConstraint(fields=["crowd_assignment", "purpose"], name="crowdbonus_once_per_purpose"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="crowdbonus_amount_positive"),
         ]
+
+
+class CrowdLinkEntry(models.Model):
+    """Where a worker first came into a batch by its link: a keyed hash of their network address
+    (the address itself is not kept) and, from Prolific, the session. The per-address limits
+    (crowd.services.work) count these: how many new worker ids one address brought lately and how
+    many places their unconfirmed work holds."""
+
+    batch = models.ForeignKey(CrowdBatch, on_delete=models.CASCADE, related_name="link_entries")
+    worker = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="crowd_link_entries")
+    address = models.CharField(max_length=64, help_text="HMAC-SHA256 of the network address (an IPv6 /64)")
+    session = models.CharField(max_length=64, blank=True, help_text="Prolific's SESSION_ID")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "worker"], name="crowdlinkentry_once_per_worker"),
+        ]
+        indexes = [models.Index(fields=["batch", "address", "created_at"], name="crowdlinkentry_address")]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} in batch {self.batch_id}"

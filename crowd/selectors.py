@@ -7,10 +7,10 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.core import signing
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Annotator, AssignmentStatus, QuestionWork, Score
+from annotation.models import Annotator, Assignment, AssignmentStatus, QuestionWork, Score
 from annotation.selectors import filter_preview, filter_rules_current
 from annotation.selectors_annotators import annotators_quality
 from core.errors import UserError
@@ -22,6 +22,7 @@ from crowd.models import (
     CrowdBatch,
     CrowdBonus,
     CrowdBonusStatus,
+    CrowdLinkEntry,
     CrowdTaskStatus,
 )
 from crowd.providers.base import Blocking, Provider
@@ -209,6 +210,41 @@ def link_progress(*, batch: CrowdBatch, worker: Annotator) -> dict:
 def link_done(*, batch: CrowdBatch, worker: Annotator) -> int:
     return CrowdAssignment.objects.filter(
         batch=batch, worker=worker, assignment__status=AssignmentStatus.SUBMITTED
+    ).count()
+
+
+def link_units_due(*, batch: CrowdBatch, worker: Annotator, now=None) -> int:
+    """How many units a link worker must have scored to be shown the completion code: their share
+    (units_per_worker), or what the batch still has for them where that is less. A unit counts
+    while it is open and has a free place or one held by another worker's lease (which may run
+    out): an id that scored a unit while the others were leased is not told it has finished. A
+    unit whose places are all taken by submitted work, or that its decisions closed, does not
+    count: nobody can score it now. At least one."""
+    share = provider_for(batch=batch).units_per_worker(batch=batch)
+    scored = Assignment.objects.filter(annotator=worker, status=AssignmentStatus.SUBMITTED).values("question_id")
+    leased = (
+        Assignment.objects.filter(status=AssignmentStatus.LEASED, leased_until__gte=now or timezone.now())
+        .exclude(annotator=worker)
+        .values("question_id")
+    )
+    open_units = Q(question__work__is_open=True) & (
+        Q(question__work__slots_taken__lt=F("question__work__slots_needed")) | Q(question_id__in=leased)
+    )
+    available = batch.tasks.filter(status=CrowdTaskStatus.PUBLISHED).filter(open_units | Q(question_id__in=scored))
+    return max(1, min(share, available.count()))
+
+
+def link_places_held(*, batch: CrowdBatch, address: str, now=None) -> int:
+    """Places of the batch held by the worker ids that entered it from one address (its key):
+    their live leases and their submitted work the platform has not confirmed."""
+    now = now or timezone.now()
+    workers = CrowdLinkEntry.objects.filter(batch=batch, address=address).values("worker_id")
+    unconfirmed = CrowdAssignment.objects.filter(batch=batch, worker_id__in=workers).exclude(
+        provider_for(batch=batch).confirmed()
+    )
+    return unconfirmed.filter(
+        Q(assignment__status=AssignmentStatus.SUBMITTED)
+        | Q(assignment__status=AssignmentStatus.LEASED, assignment__leased_until__gte=now)
     ).count()
 
 

@@ -17,11 +17,12 @@ from django.views.decorators.http import require_http_methods
 from annotation.models import Annotator, AssignmentStatus
 from annotation.views.unit_page import unit_form_context, unit_given, unit_posted, unit_preview_context
 from core.errors import UserError
+from core.throttling import client_ip
 from crowd.providers.link import link_token
 from crowd.providers.mturk_entry import PREVIEW_ASSIGNMENT, answers_encode, mturk_enter, submit_to_check, task_for_hit
-from crowd.providers.registry import provider_class, provider_for
-from crowd.selectors import link_batch, link_done, link_progress, unit_from_token, unit_token
-from crowd.services.work import crowd_unit_submit, link_unit_next, link_worker_ensure
+from crowd.providers.registry import provider_class
+from crowd.selectors import link_batch, link_done, link_progress, link_units_due, unit_from_token, unit_token
+from crowd.services.work import EntryLimitError, crowd_unit_submit, link_unit_next, link_worker_enter
 
 _SESSION_KEY = "crowd_assignments"
 
@@ -135,10 +136,9 @@ def crowd_link(request: HttpRequest, token: str) -> HttpResponse:
     """A link worker arrives with their id (?worker=, or Prolific's PROLIFIC_PID)."""
     try:
         batch = link_batch(token=token)
-        worker = link_worker_ensure(
-            batch=batch, worker_id=request.GET.get("worker") or request.GET.get("PROLIFIC_PID", "")
-        )
-        provider_for(batch=batch).link_entry_check(batch=batch, params=request.GET)
+        worker = link_worker_enter(batch=batch, params=request.GET, address=client_ip(request))
+    except EntryLimitError as exc:
+        return _message(request, "Too many workers from your network", str(exc), status=429)
     except UserError as exc:
         return _message(request, "This link cannot be used", str(exc), status=403)
     request.session[f"crowd_link_{batch.pk}"] = token
@@ -155,12 +155,22 @@ def crowd_link_next(request: HttpRequest, token: str) -> HttpResponse:
         if worker is None:
             raise UserError("open the study from the link you were given (it carries your worker id)")
         ca = link_unit_next(batch=batch, worker=worker)
+    except EntryLimitError as exc:
+        return _message(request, "Too much unconfirmed work from your network", str(exc), status=429)
     except UserError as exc:
         return _message(request, "No work here", str(exc), status=403)
     if ca is None:
+        # The completion code says the worker finished their share: never before.
         done = link_done(batch=batch, worker=worker)
         if not done:
-            return _message(request, "Nothing left to score", "All units of this study are done. Thank you!")
+            return _message(request, "Nothing left to score", "All units of this study are taken or done. Thank you!")
+        if done < link_units_due(batch=batch, worker=worker):
+            return _message(
+                request,
+                "Nothing left to score for now",
+                f"Your {done} scored unit(s) are saved. The other units of this study are taken for now: "
+                "come back later with the same link to finish your share and get the completion code.",
+            )
         return _framable(
             render(request, "crowd/done.html", {"code": batch.completion_code, "done": done, "batch": batch})
         )

@@ -21,6 +21,12 @@ from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdTaskStatus
 
 DEFAULT_UNITS_PER_WORKER = 10
+# Per-address limits of a batch whose workers arrive by its link (a person who knows the link can
+# make up any number of worker ids): new worker ids one address may bring in an hour, and places
+# (in units of units_per_worker) that their unconfirmed work may hold at once.
+DEFAULT_WORKERS_PER_ADDRESS_PER_HOUR = 3
+DEFAULT_WORKERS_PER_ADDRESS = 2
+_SETTING_MAX = 1_000_000
 
 
 @dataclass
@@ -43,6 +49,32 @@ class SyncReport:
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class EntryLimits:
+    """What one network address may take of a batch whose workers arrive by its link."""
+
+    places: int  # places the unconfirmed work of the worker ids it brought may hold at once
+    new_workers_per_hour: int  # new worker ids it may bring to the batch in an hour
+
+
+def setting_int(*, batch: CrowdBatch, name: str, default: int, low: int = 1, high: int = _SETTING_MAX) -> int:
+    """A whole-number batch setting in [low, high], or its default when unset (a clear error names it)."""
+    value = (batch.settings or {}).get(name)
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():  # "10" in the JSON
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(f"setting {name} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def entry_settings_check(*, batch: CrowdBatch) -> None:
+    """Refuse bad per-worker and per-address limits of a batch workers enter by its link."""
+    for name in ("units_per_worker", "places_per_address", "workers_per_address_per_hour"):
+        setting_int(batch=batch, name=name, default=1)
 
 
 class Blocking(enum.Enum):
@@ -103,11 +135,33 @@ class Provider:
 
     def units_per_worker(self, *, batch: CrowdBatch) -> int:
         """How many units one worker arriving by the batch's link scores at most."""
-        return int((batch.settings or {}).get("units_per_worker") or DEFAULT_UNITS_PER_WORKER)
+        return setting_int(batch=batch, name="units_per_worker", default=DEFAULT_UNITS_PER_WORKER)
+
+    def entry_limits(self, *, batch: CrowdBatch) -> EntryLimits:
+        """Per-address limits of a batch whose workers arrive by its link (settings
+        ``places_per_address``, ``workers_per_address_per_hour``): by default two workers' worth
+        of places, so a lab or a household behind one address can take part."""
+        per_worker = self.units_per_worker(batch=batch)
+        return EntryLimits(
+            places=setting_int(
+                batch=batch, name="places_per_address", default=DEFAULT_WORKERS_PER_ADDRESS * per_worker
+            ),
+            new_workers_per_hour=setting_int(
+                batch=batch, name="workers_per_address_per_hour", default=DEFAULT_WORKERS_PER_ADDRESS_PER_HOUR
+            ),
+        )
+
+    def link_worker_id(self, *, params: Mapping[str, str]) -> str:
+        """The worker id in the query string of the batch's link."""
+        return params.get("worker") or params.get("PROLIFIC_PID", "")
 
     def link_entry_check(self, *, batch: CrowdBatch, params: Mapping[str, str]) -> None:
         """Refuse a worker arriving by the batch's link with the platform's parameters (``params``,
-        the query string) when they belong elsewhere."""
+        the query string) when they belong elsewhere. Runs before anything is stored."""
+
+    def link_session(self, *, params: Mapping[str, str]) -> str:
+        """The platform's session id in the link's query string, kept with the worker's entry."""
+        return ""
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         """The worker's scores are saved here: what that means for their assignment on our side."""

@@ -4,6 +4,7 @@ platform's approvals come back as a CSV (crowd.services)."""
 
 import re
 import secrets
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -15,10 +16,14 @@ from django.utils import timezone
 from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdProvider, CrowdTaskStatus
 
-from .base import Provider, pending_tasks_open
+from .base import Provider, entry_settings_check, pending_tasks_open, setting_int
 
 _SALT = "wellchosen.crowd.link"
 WORKER_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")  # whole values: fullmatch
+# How long a link worker's work may wait for the researcher's approvals file before it gives its
+# places back (setting confirm_within_hours): work nobody approved by then is discarded, so ids
+# made up by whoever knows the link hold units for no longer than this.
+DEFAULT_CONFIRM_WITHIN_HOURS = 72
 
 
 class LinkProvider(Provider):
@@ -34,8 +39,28 @@ class LinkProvider(Provider):
         # (crowd.services.review.link_approvals_import).
         return Q(status=CrowdAssignmentStatus.APPROVED)
 
+    def settings_check(self, *, batch: CrowdBatch) -> None:
+        entry_settings_check(batch=batch)
+        self.confirm_within_seconds(batch=batch)
+
     def confirm_within_seconds(self, *, batch: CrowdBatch) -> int | None:
-        return None  # nothing to ask: unapproved work stays uncounted until the file says
+        # No platform to ask: the researcher's approvals file is the confirmation, and it must come
+        # within the batch's window (a year at most).
+        hours = setting_int(batch=batch, name="confirm_within_hours", default=DEFAULT_CONFIRM_WITHIN_HOURS, high=8760)
+        return hours * 3600
+
+    def batch_warnings(self, *, batch: CrowdBatch) -> list[str]:
+        # The researcher's file is the only confirmation: say a day ahead that work will go.
+        soon = timezone.now() - timedelta(seconds=self.confirm_within_seconds(batch=batch)) + timedelta(hours=24)
+        due = CrowdAssignment.objects.filter(
+            batch=batch, status=CrowdAssignmentStatus.SUBMITTED, created_at__lt=soon
+        ).count()
+        if not due:
+            return []
+        return [
+            f"{due} submission(s) nobody approved or rejected yet will be discarded within 24 hours "
+            "(setting confirm_within_hours): upload the platform's approvals file now"
+        ]
 
     def unit_submitted(self, *, crowd_assignment: CrowdAssignment) -> None:
         # No platform reports the submission: saving the scores here is submitting.

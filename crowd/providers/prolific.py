@@ -26,8 +26,8 @@ from django.utils import timezone
 from core.errors import UserError
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch, CrowdBonus, CrowdProvider
 
-from .base import Blocking, Provider, SyncReport
-from .link import LinkProvider, link_url
+from .base import Blocking, Provider, SyncReport, entry_settings_check
+from .link import WORKER_ID, LinkProvider, link_url
 
 logger = logging.getLogger(__name__)
 
@@ -164,14 +164,31 @@ class ProlificProvider(Provider):
     def fee(self, *, batch: CrowdBatch) -> Decimal:
         return Decimal(str((batch.settings or {}).get("fee_rate", "0.333")))
 
+    def settings_check(self, *, batch: CrowdBatch) -> None:
+        entry_settings_check(batch=batch)
+
     def units_per_worker(self, *, batch: CrowdBatch) -> int:
         # K places, and each participant scores every unit of the batch.
-        return int((batch.settings or {}).get("units_per_worker") or batch.tasks.count())
+        if "units_per_worker" in (batch.settings or {}):
+            return super().units_per_worker(batch=batch)
+        return batch.tasks.count()
+
+    def link_worker_id(self, *, params: Mapping[str, str]) -> str:
+        return params.get("PROLIFIC_PID", "")
 
     def link_entry_check(self, *, batch: CrowdBatch, params: Mapping[str, str]) -> None:
-        study = params.get("STUDY_ID")
-        if study and study != batch.external_id:
+        # Prolific's study URL always carries the study and the participant's session: a visit
+        # without them did not come from this study on Prolific.
+        study = params.get("STUDY_ID", "")
+        if not study:
+            raise UserError("open this study from Prolific: the link must carry its STUDY_ID")
+        if study != batch.external_id:
             raise UserError("this link belongs to another Prolific study")
+        if not WORKER_ID.fullmatch(params.get("SESSION_ID", "")):
+            raise UserError("open this study from Prolific: the link must carry your SESSION_ID")
+
+    def link_session(self, *, params: Mapping[str, str]) -> str:
+        return params.get("SESSION_ID", "")
 
     def reviewed_with(self, *, crowd_assignment: CrowdAssignment) -> QuerySet[CrowdAssignment]:
         # One Prolific submission covers all of the participant's units in the batch.

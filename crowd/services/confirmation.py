@@ -8,9 +8,11 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus
+from annotation.services.assignment import leases_reclaim
 from annotation.services.submission import unit_discard, unit_scores_count
 from crowd.models import CrowdAssignment, CrowdAssignmentStatus, CrowdBatch
 from crowd.providers.base import Provider, SyncReport
@@ -44,8 +46,12 @@ def crowd_unconfirmed_discard(*, batch: CrowdBatch, provider: Provider | None = 
     if seconds is None:
         return []
     deadline = (now or timezone.now()) - timedelta(seconds=seconds)
+    # Work the platform never saw, or saw given back (a participant who returned the study or ran
+    # out of time): either way it will not be confirmed. A rejection stays on record.
     overdue = (
-        CrowdAssignment.objects.filter(batch=batch, imported_at__isnull=True, created_at__lt=deadline)
+        CrowdAssignment.objects.filter(batch=batch, created_at__lt=deadline)
+        .filter(Q(imported_at__isnull=True) | Q(status=CrowdAssignmentStatus.RETURNED))
+        .exclude(status__in=[CrowdAssignmentStatus.REJECTED, CrowdAssignmentStatus.DISCARDED])
         .filter(assignment__status=AssignmentStatus.SUBMITTED)
         .exclude(platform.confirmed())
         .select_related("worker")
@@ -54,7 +60,7 @@ def crowd_unconfirmed_discard(*, batch: CrowdBatch, provider: Provider | None = 
     for ca in overdue:
         reason = (
             f"{ca.provider} assignment {ca.external_id} of worker {ca.worker.external_id} (batch {batch.name}) "
-            f"is unknown to the platform {seconds} s after it was taken"
+            f"is unknown to the platform (or was given back) {seconds} s after it was taken"
         )
         with transaction.atomic():
             unit_discard(assignment_id=ca.assignment_id, reason=reason)
@@ -70,5 +76,6 @@ def crowd_confirmations_apply(*, batch: CrowdBatch, report: SyncReport, provider
     it never saw past its deadline is discarded (recorded in ``report``)."""
     report.scores_confirmed, report.scores_withdrawn = crowd_scores_reconcile(batch=batch, provider=provider)
     report.discarded = crowd_unconfirmed_discard(batch=batch, provider=provider)
+    leases_reclaim()  # leases that ran out give their places back now, not at the next request
     if report.discarded:
         logger.warning("batch %s: %d unconfirmed assignment(s) discarded", batch.name, len(report.discarded))

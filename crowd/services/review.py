@@ -66,8 +66,9 @@ _STATUS = {
 
 def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str = "utf-8") -> dict:
     """The platform's approvals CSV (worker id and APPROVED/REJECTED per row, feedback optional):
-    marks each worker's submissions of the batch. One transaction; errors name file, line, field;
-    every row has the header's fields, and a worker appears once."""
+    marks each worker's submissions of the batch (``discarded``: those already discarded). One
+    transaction; errors name file, line, field; every row has the header's fields, and a worker
+    appears once."""
     path = Path(path)
     encoding_check(encoding=encoding)
     rows = csv_rows(path, encoding=encoding)
@@ -75,7 +76,7 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
     header = [name.strip() for name in header]
     columns = _approvals_columns(header, path=path, line=header_line)
     id_col, status_col, feedback_col = (header[i] if i is not None else None for i in columns)
-    counts = {"approved": 0, "rejected": 0, "unchanged": 0}
+    counts = {"approved": 0, "rejected": 0, "unchanged": 0, "discarded": 0}
     seen: dict[str, tuple[int, CrowdAssignmentStatus]] = {}
     with transaction.atomic():
         for line, row in rows:
@@ -117,6 +118,13 @@ def link_approvals_import(*, batch: CrowdBatch, path: Path | str, encoding: str 
             ).exclude(status__in=[CrowdAssignmentStatus.ACCEPTED, CrowdAssignmentStatus.RETURNED])
             if not submissions.exists():
                 raise ImportFileError(path, line, id_col, f"worker {worker_id} has no submission in batch {batch.name}")
+            # Work discarded when the batch's confirm_within_hours passed has no scores left to
+            # approve: counted apart, so that a late file still approves the rest.
+            discarded = submissions.filter(status=CrowdAssignmentStatus.DISCARDED).count()
+            counts["discarded"] += discarded
+            submissions = submissions.exclude(status=CrowdAssignmentStatus.DISCARDED)
+            if not submissions.exists():
+                continue
             changed = submissions.exclude(status=status).update(
                 status=status, reviewed_at=timezone.now(), feedback=feedback
             )

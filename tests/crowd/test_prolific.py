@@ -43,17 +43,19 @@ def keys(html: str) -> list[str]:
 def participate(client, batch, pid: str) -> str:
     """A participant arrives from Prolific and scores every unit; returns the last page."""
     client.cookies.clear()
+    address = f"192.0.2.{sum(pid.encode()) % 250 + 1}"  # participants at home: one address each
     response = client.get(
         reverse("crowd-link", args=[link_token(batch=batch)]),
         {"PROLIFIC_PID": pid, "STUDY_ID": batch.external_id, "SESSION_ID": f"s-{pid}"},
         follow=True,
+        REMOTE_ADDR=address,
     )
     for _ in range(5):
         html = response.content.decode()
         if not keys(html):
             return html
         action = re.search(r'id="unit-form" action="([^"]+)"', html).group(1)
-        response = client.post(action, {f"score-{k}": "1" for k in keys(html)}, follow=True)
+        response = client.post(action, {f"score-{k}": "1" for k in keys(html)}, follow=True, REMOTE_ADDR=address)
     return response.content.decode()
 
 

@@ -146,3 +146,19 @@ def test_a_forged_invitation_is_refused_with_a_message(db, world, crowd_client, 
     for method in ("get", "post"):
         response = getattr(crowd_client, method)(reverse("invite-accept", args=[token]), {"username": "mallory"})
         assert response.status_code == 400 and "authz-a" not in response.content.decode()
+
+
+def test_invented_worker_ids_past_an_addresss_hourly_limit_are_refused_and_stored_nowhere(db, world):
+    """A genuine link, made-up ids from one address: the fourth new id in an hour is a 429 with a
+    message and no annotator row, whatever X-Forwarded-For it sends (no proxy is trusted)."""
+    from django.test import Client
+
+    from annotation.models import Annotator
+
+    token = world.values["link_token"]
+    statuses = []
+    for n in range(5):
+        client = Client(REMOTE_ADDR="203.0.113.9", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+        statuses.append(client.get(reverse("crowd-link", args=[token]), {"worker": f"SYBIL{n}"}).status_code)
+    assert statuses == [302, 302, 302, 429, 429]
+    assert not Annotator.objects.filter(external_id__in=["SYBIL3", "SYBIL4"]).exists()
