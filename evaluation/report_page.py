@@ -52,6 +52,8 @@ def report_context(campaign: Campaign) -> dict:
         "breakdowns": breakdowns,
         "box_plot_svg": report.get("box_plot_svg"),
         "notes": report.get("notes", []),
+        "chance": report.get("chance") or {},
+        "comparisons": report.get("comparisons") or [],
     }
 
 

@@ -198,6 +198,8 @@ def dataset_evaluations(*, dataset, limit: int = 5) -> tuple[dict[str, int], lis
             "testset": testset,
             "status": status,
             "accuracy": summary.get("accuracy"),
+            "ci95": summary.get("ci95"),
+            "chance": summary.get("chance"),
             "toy_model": toy_model,
         }
         for pk, system, testset, status, summary, toy_model in evaluations.order_by("-created_at", "-id").values_list(

@@ -137,3 +137,23 @@ def dataset_campaigns(*, dataset, limit: int = 5) -> tuple[int, list[dict]]:
         .values("name", "testset__name", "pair_set__name", "n_systems", "job_id", "job__status", "report_at")[:limit]
     )
     return campaigns.count(), rows
+
+
+def systems_compared(*, testset_id: int, ranked: list[str]) -> list[dict]:
+    """Each system of ``ranked`` (best first) against the next one, on the questions of the test set
+    both answered: McNemar's exact test and the questions a test set would need for the difference
+    to be significant (metrics.accuracy.paired_comparison). One query."""
+    from evaluation.metrics.accuracy import paired_comparison
+    from evaluation.models import QuestionResult
+
+    correct: dict[str, dict[int, bool]] = defaultdict(dict)
+    for name, item_id, right in QuestionResult.objects.filter(
+        evaluation__testset_id=testset_id, evaluation__system__name__in=ranked
+    ).values_list("evaluation__system__name", "item_id", "correct"):
+        correct[name][item_id] = right
+    comparisons = []
+    for first, second in zip(ranked, ranked[1:], strict=False):
+        shared = sorted(set(correct[first]) & set(correct[second]))
+        result = paired_comparison([correct[first][i] for i in shared], [correct[second][i] for i in shared])
+        comparisons.append({"first": first, "second": second, **result})
+    return comparisons

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 from annotation.job_params import DatasetNextStep, skipped_text
 from core.job_registry import JobParams, param
 from core.readable import count, percent
+from negatives.models import DROP_REASONS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +51,11 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
             f"Generated negatives for {count(result['generated'])} of {count(result['questions'])} questions of "
             f"dataset {result['dataset']}: {count(result['candidates_added'])} candidates added"
         )
+        dropped = [(result.get(reason, 0), why) for reason, why in DROP_REASONS.items()]
+        if any(n for n, _ in dropped):
+            not_added = sum(n for n, _ in dropped)
+            reasons = "; ".join(f"{count(n)} {why}" for n, why in dropped if n)
+            text += f" ({count(not_added)} not added: {reasons})"
         if result.get("mean_share_replaced") is not None:
             text += f", {percent(result['mean_share_replaced'])} of the words replaced on average"
         others = skipped_text(

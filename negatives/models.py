@@ -13,6 +13,16 @@ class GenerationOutcome(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+# Why a negative the masked LM made is not added (texts compared after normalisation, core.text):
+# field of QuestionGeneration -> what the job's summary and the workspace say.
+DROP_REASONS = {
+    "dropped_existing": "the same as a candidate the question has (a pool candidate or an earlier negative)",
+    "dropped_ground_truth": "the same as the ground truth",
+    "dropped_context": "the same as a context turn",
+    "dropped_repeated": "the same as another negative of the same response",
+}
+
+
 class QuestionGeneration(models.Model):
     """A question's outcome under one setup (model version and settings). A finished question is
     skipped when the same setup runs again; another setup adds its own negatives."""
@@ -23,6 +33,11 @@ class QuestionGeneration(models.Model):
     words = models.PositiveSmallIntegerField(default=0)
     selected = models.PositiveSmallIntegerField(default=0)
     negatives_added = models.PositiveSmallIntegerField(default=0)
+    # negatives made but not added, by why (DROP_REASONS): each would have repeated a text
+    dropped_ground_truth = models.PositiveSmallIntegerField(default=0)
+    dropped_context = models.PositiveSmallIntegerField(default=0)
+    dropped_repeated = models.PositiveSmallIntegerField(default=0)
+    dropped_existing = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     job = models.ForeignKey("core.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)

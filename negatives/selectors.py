@@ -106,6 +106,18 @@ def dataset_generation_counts(*, dataset: Dataset) -> dict[str, int]:
     )
 
 
+def dataset_negatives_dropped(*, dataset: Dataset) -> dict[str, int]:
+    """The negatives made but not added, by reason (negatives.models.DROP_REASONS), one aggregate query."""
+    from django.db.models import Sum
+
+    from negatives.models import DROP_REASONS, QuestionGeneration
+
+    sums = QuestionGeneration.objects.filter(question__dataset=dataset).aggregate(
+        **{reason: Sum(reason) for reason in DROP_REASONS}
+    )
+    return {reason: sums[reason] or 0 for reason in DROP_REASONS}
+
+
 def dataset_toy_negatives(*, dataset: Dataset) -> int:
     """The dataset's generated candidates that a toy masked LM made (their provenance says so)."""
     from annotation.models import Candidate, CandidateSource

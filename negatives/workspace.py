@@ -8,8 +8,8 @@ from annotation.workspace import Action, Number, StepState, StepStatus, Workspac
 from core.selectors import job_params_q
 from negatives.demo_mlm import TOY_DEFAULT_NOTE, mlm_default_is_toy
 from negatives.job_params import GenerateNegativesParams
-from negatives.models import GenerationOutcome
-from negatives.selectors import dataset_generation_counts, dataset_toy_negatives
+from negatives.models import DROP_REASONS, GenerationOutcome
+from negatives.selectors import dataset_generation_counts, dataset_negatives_dropped, dataset_toy_negatives
 from negatives.services.generation import TOY_MODEL_NOTE
 
 
@@ -23,6 +23,8 @@ def negatives_state(dataset: Dataset) -> StepState:
     if not counts["questions"]:
         return StepState(StepStatus.WAITING, "Import dialogues first.", numbers)
     if outcomes:
+        dropped = dataset_negatives_dropped(dataset=dataset)
+        numbers += [Number(f"not added: {DROP_REASONS[r]}", n) for r, n in dropped.items() if n]
         toy = dataset_toy_negatives(dataset=dataset)
         return StepState(
             StepStatus.DONE,

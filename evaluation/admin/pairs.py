@@ -31,6 +31,7 @@ class PairEvaluationAdmin(ScoringRunAdmin):
         "pairs",
         "accuracy",
         "ci95",
+        "chance",
         "toy_model_note",
         "job_link",
         "finished_at",

@@ -86,6 +86,12 @@ class ScoringRunAdmin(SystemRunAdmin):
         ci = obj.summary.get("ci95")
         return "" if not ci else interval(ci)
 
+    @admin.display(description="chance")
+    def chance(self, obj):
+        """What picking at random scores on the same questions: the yardstick of the accuracy."""
+        value = obj.summary.get("chance")
+        return "" if value is None else number(value)
+
     @admin.display(description="summary")
     def report(self, obj):
         return readable_result_html(obj.summary)

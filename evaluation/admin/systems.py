@@ -74,6 +74,7 @@ class EvaluationAdmin(ScoringRunAdmin):
         "status",
         "accuracy",
         "ci95",
+        "chance",
         "toy_model_note",
         "job_link",
         "finished_at",

@@ -37,9 +37,11 @@ from evaluation.metrics.correlation import METHODS, split_half_bound
 from evaluation.metrics.reference import METRICS, system_scores
 from evaluation.models import Campaign, Evaluation, EvaluationStatus, RandomTrialResult, System
 from evaluation.report import CHOSEN, PAIRS, box_plot_svg, correlation_table, random_trial_correlations
-from evaluation.selectors_campaign import campaign_rated_contexts, campaign_responses
+from evaluation.scoring.backends import backend_named
+from evaluation.selectors_campaign import campaign_rated_contexts, campaign_responses, systems_compared
 
 from .campaign_pairs import campaign_pairs
+from .pair_evaluations import PAIR_CHANCE
 
 MIN_SYSTEMS = 2  # two systems: +1 or -1; the p-value and the bootstrap interval need three
 
@@ -71,6 +73,8 @@ def _compute(campaign: Campaign) -> dict:
         .distinct()
         .values("name", "kind", "description", "toy_model")
     }
+    for info in systems.values():  # scored on candidates (CHOSEN, RANDOM, pairs), or responses only
+        info["scored"] = backend_named(info["kind"]).scores
     toys = sorted(name for name, info in systems.items() if info["toy_model"])
     if toys:
         notes.append(f"{', '.join(toys)}: {TOY_PURPOSE}")
@@ -84,7 +88,7 @@ def _compute(campaign: Campaign) -> dict:
         )
     metrics = _reference_metrics(campaign, rated, notes)
     chosen, breakdown = _chosen(campaign, systems, notes)
-    local = [name for name, info in systems.items() if info["kind"] != "external"]
+    local = [name for name, info in systems.items() if info["scored"]]
     pairs, pair_breakdown = campaign_pairs(campaign, local, notes)
     random_by_system, trial_accuracies = _random(campaign, systems, notes)
 
@@ -137,6 +141,9 @@ def _compute(campaign: Campaign) -> dict:
         except ValueError as error:  # every trial gave constant scores
             notes.append(f"no box plot: {error}")
 
+    ranked = sorted(chosen, key=lambda name: (-(chosen[name]["accuracy"] or 0), name))
+    comparisons = systems_compared(testset_id=campaign.testset_id, ranked=ranked) if len(ranked) > 1 else []
+    comparisons_note(comparisons, notes)
     leaderboard = []
     for name, info in systems.items():
         accuracy = chosen.get(name, {})
@@ -144,6 +151,7 @@ def _compute(campaign: Campaign) -> dict:
             {
                 "system": name,
                 "kind": info["kind"],
+                "scored": info["scored"],
                 "description": info["description"],
                 "toy_model": info["toy_model"],
                 "human": human.get(name),
@@ -182,6 +190,14 @@ def _compute(campaign: Campaign) -> dict:
                 "split_half_trials": _split_half_trials(campaign),
             },
             "leaderboard": leaderboard,
+            # what picking at random scores: CHOSEN on the release's candidates, RANDOM on 1 + k
+            # candidates, a pair on two
+            "chance": {
+                "chosen": next((c["chance"] for c in chosen.values() if c.get("chance") is not None), None),
+                "random": 1 / (campaign.testset.false_per_question + 1) if campaign.testset_id else None,
+                "pairs": PAIR_CHANCE if campaign.pair_set_id else None,
+            },
+            "comparisons": comparisons,
             "table": table,
             "random_correlations": random_correlations,
             "box_plot_svg": svg,
@@ -189,6 +205,20 @@ def _compute(campaign: Campaign) -> dict:
             "pair_breakdown": pair_breakdown,
             "notes": notes,
         }
+    )
+
+
+def comparisons_note(comparisons: list[dict], notes: list[str]) -> None:
+    """A note when neighbours of the CHOSEN ranking cannot be told apart on this test set."""
+    unclear = [c for c in comparisons if not c["significant"]]
+    if not unclear:
+        return
+    needs = [c["questions_needed"] for c in unclear if c["questions_needed"]]
+    pairs = ", ".join(f"{c['first']} / {c['second']}" for c in unclear)
+    more = f"; about {max(needs):,} questions would be needed to tell them apart" if needs else ""
+    notes.append(
+        f"CHOSEN: on {unclear[0]['questions']:,} questions the difference is not significant "
+        f"(McNemar, p ≥ {unclear[0]['alpha']}) for {pairs}{more}"
     )
 
 
@@ -224,7 +254,7 @@ def _reference_metrics(campaign: Campaign, rated: dict, notes: list[str]) -> dic
 
 def _chosen(campaign: Campaign, systems: dict, notes: list[str]) -> tuple[dict, dict]:
     """CHOSEN accuracy per system, and the per-label / per-source pairwise accuracies."""
-    local = [name for name, info in systems.items() if info["kind"] != "external"]
+    local = [name for name, info in systems.items() if info["scored"]]
     breakdown: dict[str, dict] = {"per_label": {}, "per_source": {}}
     if campaign.testset_id is None:
         notes.append("no test set: no CHOSEN accuracies and no RANDOM trials")
@@ -253,6 +283,7 @@ def _chosen(campaign: Campaign, systems: dict, notes: list[str]) -> tuple[dict, 
             "ci_low": ci[0],
             "ci_high": ci[1],
             "questions": summary.get("questions"),
+            "chance": summary.get("chance"),
         }
         for part in ("per_label", "per_source"):
             for key, cell in (summary.get(part) or {}).items():
@@ -267,7 +298,7 @@ def _chosen(campaign: Campaign, systems: dict, notes: list[str]) -> tuple[dict, 
 
 def _random(campaign: Campaign, systems: dict, notes: list[str]) -> tuple[dict, list[dict]]:
     """Per system: RANDOM mean/min/max; per complete trial (every RANDOM system done): the accuracies."""
-    if campaign.testset_id is None or not any(info["kind"] != "external" for info in systems.values()):
+    if campaign.testset_id is None or not any(info["scored"] for info in systems.values()):
         return {}, []
     if campaign.repository_id is None:
         notes.append("no repository: no RANDOM trials")

@@ -13,7 +13,7 @@ from core.errors import UserError
 from core.models import Job
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluateParams
-from evaluation.metrics.accuracy import accuracy_summary
+from evaluation.metrics.accuracy import accuracy_summary, chance_accuracy
 from evaluation.models import CandidateResult, Evaluation, QuestionResult, System
 from evaluation.scoring import CandidateScore, select
 from evaluation.scoring.loading import scorer_for
@@ -194,7 +194,13 @@ def evaluation_summary(*, evaluation: Evaluation, seed: int = 0) -> dict:
         .order_by("item__position")
         .values_list("correct", flat=True)
     )
-    summary = {"system": evaluation.system.name, "testset": evaluation.testset.name, **accuracy_summary(correct)}
+    summary = {
+        "system": evaluation.system.name,
+        "testset": evaluation.testset.name,
+        **accuracy_summary(correct),
+        # what picking a candidate at random scores on these questions, beside the accuracy
+        "chance": chance_accuracy([len(q) for q in by_question.values()]),
+    }
     if rows and all(r["sum_logprob"] is not None for r in rows):
         by_sum = [
             q[select([CandidateScore(r["loss"], r["sum_logprob"]) for r in q], rule="sum")][

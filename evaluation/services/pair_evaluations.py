@@ -174,6 +174,10 @@ def _save(evaluation: PairEvaluation, pairs: list[dict], scores: list[list[Candi
     )
 
 
+# a pair is two responses, one appropriate: a coin picks it half the time
+PAIR_CHANCE = 0.5
+
+
 def pair_evaluation_summary(*, evaluation: PairEvaluation, seed: int = 0) -> dict:
     """Correctness on the counted pairs with a bootstrap 95 % interval: overall, per type, per
     ``type/subtype`` and per criterion (substituted content words); the same under the summed
@@ -183,6 +187,7 @@ def pair_evaluation_summary(*, evaluation: PairEvaluation, seed: int = 0) -> dic
         "system": evaluation.system.name,
         "pair_set": evaluation.pair_set.name,
         **_cell([r["correct"] for r in rows], seed=seed),
+        "chance": PAIR_CHANCE,
         "pair_set_counts": pair_set_counts(pair_set_id=evaluation.pair_set_id),
     }
     groups = {"per_type": defaultdict(list), "per_subtype": defaultdict(list), "per_criterion": defaultdict(list)}

@@ -22,7 +22,7 @@ from core.services.jobs import JobProgress
 from core.text import text_hash
 from negatives.manipulation import Item, Manipulation, ManipulationSettings, Manipulator
 from negatives.mlm_loading import mlm_load
-from negatives.models import GenerationOutcome, QuestionGeneration
+from negatives.models import DROP_REASONS, GenerationOutcome, QuestionGeneration
 
 METHOD = "mlm-manipulation (Park et al., NAACL 2021)"
 BATCH_SIZE = 64  # questions per committed batch
@@ -32,6 +32,7 @@ SUMMED = (
     "skipped_finished",
     *(outcome.value for outcome in GenerationOutcome),
     "candidates_added",
+    *DROP_REASONS,
     "in_annotation",  # questions already open for annotation that got new negatives
     "words",
     "words_replaced",
@@ -200,22 +201,29 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         if isinstance(result, str):
             outcomes.append(_outcome(question_id, run, GenerationOutcome.FAILED, job_id, error=result))
             continue
-        blocked = {text_hash(ground_truth), *(digest for _, digest in turns.get(context_id, []))}
+        truth, context = text_hash(ground_truth), {digest for _, digest in turns.get(context_id, [])}
+        seen: set[str] = set()
+        outcome = _outcome(
+            question_id,
+            run,
+            GenerationOutcome(result.outcome),
+            job_id,
+            words=len(result.words),
+            selected=len(result.selected),
+        )
         for negative in result.negatives:
             digest = text_hash(negative.text)
-            if digest not in blocked:
-                blocked.add(digest)
+            if digest == truth:
+                outcome.dropped_ground_truth += 1
+            elif digest in context:
+                outcome.dropped_context += 1
+            elif digest in seen:
+                outcome.dropped_repeated += 1
+            else:
+                seen.add(digest)
                 new_candidates.append(_candidate(question_id, digest, negative, result, run))
-        outcomes.append(
-            _outcome(
-                question_id,
-                run,
-                GenerationOutcome(result.outcome),
-                job_id,
-                words=len(result.words),
-                selected=len(result.selected),
-            )
-        )
+        outcome.made = len(seen)  # offered to the database, which refuses a text the question has
+        outcomes.append(outcome)
         if result.outcome == GenerationOutcome.GENERATED:
             report["words"] += len(result.words)
             report["words_replaced"] += len(result.selected)
@@ -226,15 +234,27 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         after = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
         for outcome in outcomes:
             outcome.negatives_added = after.get(outcome.question_id, 0) - before.get(outcome.question_id, 0)
+            outcome.dropped_existing = getattr(outcome, "made", 0) - outcome.negatives_added
         QuestionGeneration.objects.bulk_create(
             outcomes,
             update_conflicts=True,
             unique_fields=["question", "setup"],
-            update_fields=["outcome", "words", "selected", "negatives_added", "error", "job", "updated_at"],
+            update_fields=[
+                "outcome",
+                "words",
+                "selected",
+                "negatives_added",
+                *DROP_REASONS,
+                "error",
+                "job",
+                "updated_at",
+            ],
         )
     for outcome in outcomes:
         report[outcome.outcome] += 1
         report["candidates_added"] += outcome.negatives_added
+        for reason in DROP_REASONS:
+            report[reason] += getattr(outcome, reason)
     # Negatives added to a question already open for annotation need scores too: its unit of work
     # is reopened (annotators who have not seen it yet score them; see docs/negatives.md).
     grown = [o.question_id for o in outcomes if o.negatives_added]

@@ -89,7 +89,8 @@ def test_campaign_list_in_one_query_for_all_campaigns(admin_client, reported, dj
         campaign_with(f"more-{n}", systems=System.objects.all())
     with django_assert_num_queries(3):
         html = admin_client.get(reverse("campaign-list")).content.decode()
-    assert html.count('href="/campaigns/') == 6 + 1  # six campaigns, and the menu's link to this list
+    # six campaigns, the menu's link to this list and the "New campaign" link
+    assert html.count('href="/campaigns/') == 6 + 1 + 1
     assert reverse("campaign-report", args=[reported.name]) in html
 
 

@@ -39,8 +39,10 @@ def _is_kind_member(node) -> bool:
 
 
 def _names_a_kind(node) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "kind") or (
-        isinstance(node, ast.Attribute) and node.attr == "kind"
+    return (
+        (isinstance(node, ast.Name) and node.id == "kind")
+        or (isinstance(node, ast.Attribute) and node.attr == "kind")
+        or (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "kind")
     )
 
 
@@ -68,6 +70,7 @@ def test_every_language_model_kind_is_a_backend():
         "x = kind in ('causal', 'seq2seq')",
         "y = system.kind != SystemKind.PLUGIN",
         "z = isinstance(scorer, PluginScorer)",
+        "w = [n for n, info in systems.items() if info['kind'] != 'external']",
     ],
 )
 def test_the_check_finds_a_branch_on_a_kind(source):
