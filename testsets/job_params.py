@@ -108,7 +108,9 @@ class AuditShortcutsParams(JobParams):
     label: ClassVar[str] = "audit shortcuts (context-free baselines)"
     start_permission: ClassVar[str | None] = "testsets.add_shortcutaudit"
 
-    dataset: str | None = param(None, help="the dataset whose pools it audits (all candidates of each question)")
+    dataset: str | None = param(
+        None, help="the dataset whose pools it audits (all candidates of each question)", form=False
+    )
     testset: str | None = param(None, help="the test set it audits (its chosen candidates)", form=False)
     system: str | None = param(
         None,

@@ -31,6 +31,7 @@ from tests.factories import (
 )
 from testsets.job_params import BuildTestsetParams
 from testsets.services.build import testset_build
+from testsets.services.shortcut_audit import shortcut_audit_run
 
 
 def page(client, name="ws") -> str:
@@ -248,7 +249,18 @@ def test_a_rating_dataset_has_only_the_annotation_steps(admin_client, db):
 
 def test_the_steps_come_in_pipeline_order_from_every_app(db):
     keys = [s.key for s in workspace_steps(dataset=DatasetFactory())]
-    assert keys == ["import", "pools", "negatives", "pairs", "open", "annotated", "preview", "releases", "evaluations"]
+    assert keys == [
+        "import",
+        "pools",
+        "negatives",
+        "pairs",
+        "shortcuts",
+        "open",
+        "annotated",
+        "preview",
+        "releases",
+        "evaluations",
+    ]
     assert StepStatus.NEXT == "next"
 
 
@@ -265,14 +277,17 @@ def test_the_query_count_does_not_grow_with_questions_or_jobs(admin_client, read
         job_create(params=BuildPoolsParams(dataset="ws", repository="films"))
         job_create(params=QualityRefreshParams(dataset_id=ready.pk))
     testset_build(dataset_name="ws", name="ws-v2")
+    shortcut_audit_run(dataset_name="ws")
+    shortcut_audit_run(dataset_name="ws")
     with django_assert_num_queries(WORKSPACE_QUERIES):
         page(admin_client)
 
 
-# session, user; dataset; questions and candidates by source; pools; negatives; pair sets; units to
-# open; progress (5, the newest score's time among them); snapshot; test sets; evaluations (2); the
-# steps' newest jobs (1); members and the accounts that could be added (2); the jobs panel
-WORKSPACE_QUERIES = 22
+# session, user; dataset; questions and candidates by source; pools; negatives; pair sets; the newest
+# shortcut audit; units to open; progress (5, the newest score's time among them); snapshot; test sets;
+# evaluations (2); the steps' newest jobs (1); members, the accounts that could be added and the sign-up
+# links (3; the links' members are one more query once there is a link); the jobs panel
+WORKSPACE_QUERIES = 24
 
 
 def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client, db):

@@ -27,12 +27,8 @@ def test_the_audit_of_a_test_set_scores_its_candidates_without_their_context(tes
     row = next(r for r in audit.result["baselines"] if r["name"] == "candidate_only_lm")
     scorer = scorer_for(gpt_system)
     items = list(testset_items(testset))
-    correct = [
-        item.candidates[select(scores)].is_ground_truth
-        for item, scores in zip(
-            items, scorer.score([[] for _ in items], [[c.candidate.text for c in i.candidates] for i in items])
-        )
-    ]
+    scores = scorer.score([[] for _ in items], [[c.candidate.text for c in i.candidates] for i in items])
+    correct = [item.candidates[select(q)].is_ground_truth for item, q in zip(items, scores, strict=True)]
     assert row["system"] == "gpt" and audit.result["system"] == "gpt"
     assert row["accuracy"] == round(sum(correct) / len(items), 4)
     assert row["ci95"] == [round(b, 4) for b in wilson_interval(sum(correct), len(items))]

@@ -40,3 +40,19 @@ def limitation_sentence(audit: dict) -> str:
         "set may come from these cues rather than from understanding the dialogue; report these baselines "
         "beside any result."
     )
+
+
+def shortcut_rows(result: dict) -> list[dict]:
+    """One row per baseline for the pages: its label, accuracy, interval and whether it is flagged."""
+    return [
+        {
+            "name": row["name"],
+            "label": row["label"],
+            "accuracy": row.get("accuracy"),
+            "low": row["ci95"][0] if "ci95" in row else None,
+            "high": row["ci95"][1] if "ci95" in row else None,
+            "above_chance": row.get("above_chance", False),
+            "skipped": row.get("skipped", ""),
+        }
+        for row in result.get("baselines", [])
+    ]
