@@ -85,3 +85,14 @@ def test_a_release_built_before_the_audit_keeps_its_card_and_croissant(long_rele
     assert old == audited.replace(section, "").replace("\n" + limitation, "")
     assert "shortcut" not in old.lower()
     assert json.loads(render_croissant(facts, jsonl_sha256="0" * 64))["rai:dataLimitations"] == OLD_LIMITATIONS
+
+
+def test_an_imported_release_records_the_audit_of_its_questions(long_release, tmp_path):
+    from testsets.services.import_hf import testset_hf_import
+
+    export(tmp_path / "hf")
+    testset_hf_import(folder=tmp_path / "hf", dataset_name="peer-data", name="peer")
+    imported = TestSet.objects.get(name="peer").manifest["shortcut_audit"]
+    built = long_release.manifest["shortcut_audit"]
+    assert (imported["questions"], imported["chance"]) == (built["questions"], built["chance"])
+    assert "longest" in imported["above_chance"]
