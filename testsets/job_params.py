@@ -127,3 +127,9 @@ class AuditShortcutsParams(JobParams):
             f"Audited {result['source']} ({count(result['questions'])} questions, chance "
             f"{result['chance']:.3f}): {verdict}."
         )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        """The test set's page, or the dataset's workspace: where the newest audit is shown."""
+        if result.get("testset_id"):
+            return NextStep("Open the test set", reverse("admin:testsets_testset_change", args=[result["testset_id"]]))
+        return NextStep(f"Open dataset {result['dataset']}", reverse("dashboard-dataset", args=[result["dataset"]]))

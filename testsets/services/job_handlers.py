@@ -51,6 +51,8 @@ def audit_shortcuts(params: AuditShortcutsParams, job: Job, progress: JobProgres
     result = audit.result
     return {
         "audit_id": audit.pk,
+        "dataset": audit.dataset.name if audit.dataset_id else None,
+        "testset_id": audit.testset_id,
         "source": f"{result['source']['kind']} {result['source']['name']}",
         "questions": result["questions"],
         "chance": result["chance"],
