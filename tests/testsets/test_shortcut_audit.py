@@ -163,3 +163,11 @@ def test_the_job_kind_runs_the_audit_and_says_what_it_found(db):
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert job.result["audit_id"] == ShortcutAudit.objects.get().pk
     assert "above chance: longest, surface_classifier" in AuditShortcutsParams(dataset="long").summary(job.result)
+
+
+def test_a_rating_dataset_is_refused(db):
+    DatasetFactory(name="ratings", task="rate")
+    with pytest.raises(UserError, match="rates generated responses"):
+        from testsets.services.shortcut_audit import shortcut_audit_run
+
+        shortcut_audit_run(dataset_name="ratings")

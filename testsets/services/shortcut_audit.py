@@ -42,6 +42,11 @@ def shortcut_audit_run(
         dataset = Dataset.objects.filter(name=dataset_name).first()
         if dataset is None:
             raise UserError(f"no dataset {dataset_name!r}")
+        if dataset.is_rating:
+            raise UserError(
+                f"dataset {dataset.name!r} rates generated responses 1-5: it has no ground truth among candidates "
+                "to audit"
+            )
         pools, target = list(dataset_pools(dataset=dataset)), {"dataset": dataset}
         source = {"kind": "dataset pools", "name": dataset.name}
     else:
