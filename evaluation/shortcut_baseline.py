@@ -9,8 +9,6 @@ import numpy as np
 
 from core.errors import UserError
 from evaluation.models import System
-from evaluation.scoring.backends import scoring_kinds
-from evaluation.scoring.loading import scorer_for
 from testsets.shortcuts.baselines import AuditOptions, Baseline
 from testsets.shortcuts.features import CandidateTable
 
@@ -33,6 +31,8 @@ class CandidateOnlyLM(Baseline):
         _system(options.system)
 
     def scores(self, table: CandidateTable, options: AuditOptions) -> np.ndarray:
+        from evaluation.scoring.loading import scorer_for  # a model loads: torch, on use only
+
         system = _system(options.system)
         self._system = system.name
         scorer = scorer_for(system)
@@ -47,6 +47,8 @@ class CandidateOnlyLM(Baseline):
 
 
 def _system(name: str | None) -> System:
+    from evaluation.scoring.backends import scoring_kinds
+
     system = System.objects.filter(name=name).first()
     if system is None:
         raise UserError(f"no system {name!r}")

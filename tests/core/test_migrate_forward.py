@@ -146,7 +146,13 @@ def manage(code: Path, database_url: str, data_dir: Path, *args: str) -> str:
 # rows, left out of the comparison, and the key counters of those tables move on.
 NEW_APPS = ("axes", "negatives", "pairs")
 # Models added to apps the previous code had: their content types and permissions are new rows too.
-NEW_MODELS = (("evaluation", "pairevaluation"), ("evaluation", "pairresult"), ("core", "jobshard"))
+NEW_MODELS = (
+    ("evaluation", "pairevaluation"),
+    ("evaluation", "pairresult"),
+    ("core", "jobshard"),
+    ("annotation", "invitation"),
+    ("testsets", "shortcutaudit"),
+)
 COUNTERS_THAT_MOVE = {"django_migrations", "django_content_type", "auth_permission"}
 
 

@@ -1,5 +1,6 @@
 """Surface features of every candidate, computed without the context, set-wise (numpy, sparse
-matrices): what a context-free classifier may learn to tell the ground truth by.
+matrices): what a context-free classifier may learn to tell the ground truth by. scipy and
+scikit-learn are imported where they are used: the admin imports this module at start-up.
 
 Each base feature also enters relative to its question (minus the question's mean), and the
 lengths as a rank and a z-score within the question: a pick is made among one question's
@@ -12,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from .pools import Pool
 
@@ -97,7 +97,7 @@ def _text_features(text: str) -> dict[str, float]:
     }
 
 
-def _words(texts: list[str]) -> sparse.csr_matrix | None:
+def _words(texts: list[str]):
     """Candidates x words (lower-cased), 0/1; None when no candidate has a word."""
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -124,6 +124,7 @@ def _rarity(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def _similarity_to_others(texts: list[str], groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Mean TF-IDF cosine of each candidate to the other candidates of its question: (x . sum of
     the question's rows - x . x) / (k - 1), all questions in two sparse products."""
+    from scipy import sparse
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     try:
