@@ -67,8 +67,9 @@ def shortcuts_state(dataset: Dataset) -> StepState:
     flagged = audit_flagged(result)
     as_of = f"Audit of {audit.created_at:%Y-%m-%d %H:%M}"
     summary = (
-        f"{as_of}: {len(flagged)} context-free baseline{'s' if len(flagged) != 1 else ''} pick the ground truth "
-        "above chance; the pools carry a shortcut."
+        f"{as_of}: {len(flagged)} context-free "
+        f"{'baselines pick' if len(flagged) != 1 else 'baseline picks'} the ground truth above chance; the pools "
+        "carry a shortcut."
         if flagged
         else f"{as_of}: every context-free baseline is within chance."
     )

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from core.models import Job, JobStatus
 from tests.admin_jobs import post_and_run
-from tests.factories import DatasetFactory
+from tests.factories import DatasetFactory, staff_with
 from tests.testsets.shortcut_sets import length_shortcut, no_shortcut
 from tests.testsets.test_shortcut_audit import dataset_with
 from testsets.models import ShortcutAudit, TestSet
@@ -139,3 +139,11 @@ def test_a_release_built_before_the_audit_says_it_was_not_audited(admin_client, 
     TestSet.objects.filter(pk=release.pk).update(manifest=manifest)
     html = admin_client.get(reverse("admin:testsets_testset_change", args=[release.pk])).content.decode()
     assert "Not audited (built before the audit existed)." in html
+
+
+def test_staff_without_the_audit_permission_cannot_start_one(client, release):
+    client.force_login(staff_with("testsets.view_testset", "annotation.view_dataset"))
+    assert client.get(reverse("admin:testsets_testset_audit", args=[release.pk])).status_code == 403
+    dataset_page = reverse("admin:annotation_dataset_shortcut-audit", args=[release.dataset_id])
+    assert client.post(dataset_page, {"folds": 5, "seed": 0}).status_code == 403
+    assert not Job.objects.exists()
