@@ -5,8 +5,9 @@ from annotation.selectors import filter_preview
 from annotation.services.datasets import dataset_name_check
 from core.forms import service_check
 from core.job_forms import job_params_form
-from testsets.job_params import BuildTestsetParams, ImportTestsetParams
+from testsets.job_params import AuditShortcutsParams, BuildTestsetParams, ImportTestsetParams
 from testsets.services.build import testset_name_check
+from testsets.services.shortcut_audit import shortcut_audit_options_check
 
 CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
 FALSE_PER_QUESTION_BOUNDS = {"min_value": 1, "max_value": 20}
@@ -57,4 +58,20 @@ class BuildTestsetForm(
             reason = filter_preview(dataset=self.dataset, rules=rules, false_per_question=k).nothing_buildable_reason()
             if reason:
                 raise forms.ValidationError(reason, code="nothing_buildable")
+        return cleaned
+
+
+class AuditShortcutsForm(job_params_form(AuditShortcutsParams, fields={"folds": {"min_value": 2, "max_value": 20}})):
+    """``job_params(dataset=...)`` or ``job_params(testset=...)``: the audit of the page's pools or test set."""
+
+    def clean(self):
+        """Refuse options a baseline cannot run with (an unknown system), before anything is queued."""
+        cleaned = super().clean()
+        if not self.errors:
+            service_check(
+                shortcut_audit_options_check,
+                system=cleaned.get("system") or None,
+                folds=cleaned["folds"],
+                seed=cleaned["seed"],
+            )
         return cleaned

@@ -98,3 +98,38 @@ class BuildTestsetParams(JobParams):
         return NextStep(
             f"Open test set {result['name']}", reverse("admin:testsets_testset_change", args=[result["testset_id"]])
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditShortcutsParams(JobParams):
+    """The shortcut audit of a dataset's pools or of a test set (testsets.shortcuts)."""
+
+    kind: ClassVar[str] = "audit_shortcuts"
+    label: ClassVar[str] = "audit shortcuts (context-free baselines)"
+    start_permission: ClassVar[str | None] = "testsets.add_shortcutaudit"
+
+    dataset: str | None = param(
+        None, help="the dataset whose pools it audits (all candidates of each question)", form=False
+    )
+    testset: str | None = param(None, help="the test set it audits (its chosen candidates)", form=False)
+    system: str | None = param(
+        None,
+        help="a registered system that scores the candidates with an empty context (the candidate-only "
+        "language-model baseline; none: that baseline is left out)",
+    )
+    folds: int = param(5, help="folds of the surface-feature classifier's cross-validation over questions")
+    seed: int = param(0, help="seed of the split of questions into folds")
+
+    def summary(self, result: dict[str, Any]) -> str:
+        flagged = result["above_chance"]
+        verdict = f"above chance: {', '.join(flagged)}" if flagged else "no baseline above chance (95 % interval)"
+        return (
+            f"Audited {result['source']} ({count(result['questions'])} questions, chance "
+            f"{result['chance']:.3f}): {verdict}."
+        )
+
+    def next_step(self, result: dict[str, Any]) -> NextStep | None:
+        """The test set's page, or the dataset's workspace: where the newest audit is shown."""
+        if result.get("testset_id"):
+            return NextStep("Open the test set", reverse("admin:testsets_testset_change", args=[result["testset_id"]]))
+        return NextStep(f"Open dataset {result['dataset']}", reverse("dashboard-dataset", args=[result["dataset"]]))

@@ -68,3 +68,33 @@ class TestSetCandidate(models.Model):
                 fields=["item"], condition=Q(is_ground_truth=True), name="testsetcandidate_one_ground_truth"
             ),
         ]
+
+
+class ShortcutAudit(models.Model):
+    """A shortcut audit (testsets.shortcuts) of a dataset's pools or of a test set, as computed then:
+    pages show the newest instead of recomputing it."""
+
+    dataset = models.ForeignKey(
+        "annotation.Dataset", null=True, blank=True, on_delete=models.CASCADE, related_name="shortcut_audits"
+    )
+    testset = models.ForeignKey(TestSet, null=True, blank=True, on_delete=models.CASCADE, related_name="audits")
+    # {"questions", "candidates", "chance", "seed", "folds", "system", "baselines": [...], "above_chance": [...]}
+    result = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(dataset__isnull=False, testset__isnull=True)
+                | Q(dataset__isnull=True, testset__isnull=False),
+                name="shortcutaudit_dataset_or_testset",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "-created_at"], name="shortcutaudit_dataset_newest"),
+            models.Index(fields=["testset", "-created_at"], name="shortcutaudit_testset_newest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"shortcut audit of {self.testset or self.dataset}"

@@ -1,9 +1,16 @@
-"""Reads: a dataset's test sets, the newest ones, and agreement on a test set's candidates."""
+"""Reads: a dataset's test sets, the newest ones, agreement on a test set's candidates, and what
+the shortcut audit reads (pools) and wrote (the newest audits)."""
+
+from collections.abc import Iterator
 
 from annotation.agreement import agreement_summary
-from annotation.models import Dataset, Score
+from annotation.models import Candidate, Dataset, Score
 from annotation.selectors_agreement import score_category_table
-from testsets.models import TestSet, TestSetCandidate
+from testsets.items import testset_items
+from testsets.models import ShortcutAudit, TestSet, TestSetCandidate
+from testsets.shortcuts.pools import Pool
+
+POOL_CHUNK = 20_000
 
 
 def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dict]]:
@@ -27,3 +34,43 @@ def testset_agreement(*, testset: TestSet) -> dict:
 def testsets_recent(*, limit: int = 10):
     """The newest test sets, with their datasets (the home page's list)."""
     return TestSet.objects.select_related("dataset").order_by("-created_at")[:limit]
+
+
+def dataset_pools(*, dataset: Dataset, chunk: int = POOL_CHUNK) -> Iterator[Pool]:
+    """The dataset's pools: each original question (not a derived one) with every candidate it has,
+    the ground truth and all false ones, scored or not. Streamed in chunks of candidates, in
+    question order; a question without exactly one ground truth is left out."""
+    rows = (
+        Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True)
+        .order_by("question_id", "id")
+        .values_list("question_id", "text", "is_ground_truth")
+    )
+    current, texts, labels = None, [], []
+    for question_id, text, is_ground_truth in rows.iterator(chunk_size=chunk):
+        if question_id != current:
+            if current is not None and len(labels) == 1:
+                yield Pool(current, tuple(texts), labels[0])
+            current, texts, labels = question_id, [], []
+        if is_ground_truth:
+            labels.append(len(texts))
+        texts.append(text)
+    if current is not None and len(labels) == 1:
+        yield Pool(current, tuple(texts), labels[0])
+
+
+def testset_pools(*, testset: TestSet) -> Iterator[Pool]:
+    """A test set's questions as they were frozen: its chosen candidates, in its order."""
+    for item in testset_items(testset):
+        texts = tuple(c.candidate.text for c in item.candidates)
+        label = next(i for i, c in enumerate(item.candidates) if c.is_ground_truth)
+        yield Pool(item.question_id, texts, label)
+
+
+def shortcut_audit_latest(*, dataset: Dataset | None = None, testset: TestSet | None = None) -> ShortcutAudit | None:
+    """The newest stored audit of a dataset's pools or of a test set (one query)."""
+    audits = (
+        ShortcutAudit.objects.filter(dataset=dataset)
+        if dataset is not None
+        else ShortcutAudit.objects.filter(testset=testset)
+    )
+    return audits.order_by("-created_at", "-id").first()

@@ -57,13 +57,13 @@ def test_dashboard_shows_progress_agreement_and_annotators(admin_client, dataset
 
 def test_dashboard_query_count_does_not_grow_with_the_dataset(admin_client, dataset, django_assert_max_num_queries):
     quality_refresh(dataset=dataset)
-    with django_assert_max_num_queries(25):
+    with django_assert_max_num_queries(26):
         admin_client.get(reverse("dashboard-dataset", args=["dash"]))
     for _ in range(30):
         question = QuestionFactory(dataset=dataset)
         CandidateFactory(question=question)
     annotation_open(dataset=dataset)
-    with django_assert_max_num_queries(25):
+    with django_assert_max_num_queries(26):
         admin_client.get(reverse("dashboard-dataset", args=["dash"]))
 
 

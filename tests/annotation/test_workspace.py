@@ -31,6 +31,7 @@ from tests.factories import (
 )
 from testsets.job_params import BuildTestsetParams
 from testsets.services.build import testset_build
+from testsets.services.shortcut_audit import shortcut_audit_run
 
 
 def page(client, name="ws") -> str:
@@ -253,6 +254,7 @@ def test_the_steps_come_in_pipeline_order_from_every_app(db):
         "pools",
         "negatives",
         "pairs",
+        "shortcuts",
         "open",
         "annotated",
         "preview",
@@ -276,15 +278,17 @@ def test_the_query_count_does_not_grow_with_questions_or_jobs(admin_client, read
         job_create(params=BuildPoolsParams(dataset="ws", repository="films"))
         job_create(params=QualityRefreshParams(dataset_id=ready.pk))
     testset_build(dataset_name="ws", name="ws-v2")
+    shortcut_audit_run(dataset_name="ws")
+    shortcut_audit_run(dataset_name="ws")
     with django_assert_num_queries(WORKSPACE_QUERIES):
         page(admin_client)
 
 
-# session, user; dataset; questions and candidates by source; pools; negatives; pair sets; units to
-# open; progress (5, the newest score's time among them); snapshot; test sets; evaluations (2); the
-# steps' newest jobs (1); members, the accounts that could be added and the sign-up links (3; the
-# links' members are one more query once there is a link); campaigns (2); the jobs panel
-WORKSPACE_QUERIES = 25
+# session, user; dataset; questions and candidates by source; pools; negatives; pair sets; the newest
+# shortcut audit; units to open; progress (5, the newest score's time among them); snapshot; test sets;
+# evaluations (2); the steps' newest jobs (1); members, the accounts that could be added and the sign-up
+# links (3; the links' members are one more query once there is a link); campaigns (2); the jobs panel
+WORKSPACE_QUERIES = 26
 
 
 def test_a_rating_datasets_jobs_panel_lists_its_agreement_refreshes(admin_client, db):

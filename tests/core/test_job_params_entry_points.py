@@ -15,6 +15,7 @@ from core.job_registry import JobParams, job_kinds_all
 
 # The commands that run each kind ("crowd publish": a subcommand). A new kind is added here.
 KIND_COMMANDS = {
+    "audit_shortcuts": ["audit_shortcuts"],
     "build_indexes": ["build_indexes"],
     "build_pairs": ["build_pairs"],
     "build_pools": ["retrieve"],
@@ -130,6 +131,7 @@ def test_the_pages_and_commands_found_are_the_ones_expected():
     missed)."""
     found = {kind: sorted(form.__name__ for form in forms_) for kind, forms_ in page_forms().items()}
     assert found == {
+        "audit_shortcuts": ["AuditShortcutsForm"],
         "build_pairs": ["BuildPairsForm"],
         "build_pools": ["PoolForm"],
         "build_testset": ["BuildTestsetForm"],

@@ -12,7 +12,7 @@ from evaluation.job_params import CampaignParams, EvaluatePairsParams, EvaluateP
 from negatives.job_params import GenerateNegativesParams
 from pairs.job_params import BuildPairsParams, ImportPairsParams
 from retrieval.job_params import BuildIndexesParams, BuildPoolsParams, ImportRepositoryParams
-from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
+from testsets.job_params import AuditShortcutsParams, BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
 
 
 def _dataset(name="dd"):
@@ -49,6 +49,34 @@ CASES = [
         BuildTestsetParams(dataset="dd", name="t1"),
         {"testset_id": 7, "name": "t1", "questions": 33, "derived_questions": 0, "candidates": 132},
         "Built test set t1 from dataset dd: 33 questions (0 derived) with 132 candidates.",
+        lambda: reverse("admin:testsets_testset_change", args=[7]),
+    ),
+    (
+        AuditShortcutsParams(dataset="dd"),
+        {
+            "audit_id": 2,
+            "dataset": "dd",
+            "testset_id": None,
+            "source": "dataset pools dd",
+            "questions": 918,
+            "chance": 0.25,
+            "above_chance": ["longest", "surface_classifier"],
+        },
+        "Audited dataset pools dd (918 questions, chance 0.250): above chance: longest, surface_classifier.",
+        _dataset,
+    ),
+    (
+        AuditShortcutsParams(testset="t1"),
+        {
+            "audit_id": 3,
+            "dataset": None,
+            "testset_id": 7,
+            "source": "test set t1",
+            "questions": 40,
+            "chance": 0.25,
+            "above_chance": [],
+        },
+        "Audited test set t1 (40 questions, chance 0.250): no baseline above chance (95 % interval).",
         lambda: reverse("admin:testsets_testset_change", args=[7]),
     ),
     (

@@ -151,6 +151,7 @@ NEW_MODELS = (
     ("evaluation", "pairresult"),
     ("core", "jobshard"),
     ("annotation", "invitation"),
+    ("testsets", "shortcutaudit"),
 )
 COUNTERS_THAT_MOVE = {"django_migrations", "django_content_type", "auth_permission"}
 

@@ -17,6 +17,7 @@ from testsets.models import TestSet
 from testsets.selectors import testset_agreement
 
 from .rows import testset_stage
+from .shortcut_audit import testset_manifest_audit
 
 
 def testset_name_check(*, name: str) -> str:
@@ -100,6 +101,9 @@ def testset_build(
             },
         }
         testset.manifest["files"] = testset_file_entries(testset)
+        # Context-free baselines over the release's frozen questions; releases built before the
+        # audit existed have no such key, and their manifest, card and Croissant keep their bytes.
+        testset.manifest["shortcut_audit"] = testset_manifest_audit(testset)
         testset.save(update_fields=["manifest"])
     return testset
 

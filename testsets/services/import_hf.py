@@ -34,6 +34,7 @@ from testsets.formats.hf.records import HFRecord, context_digest, hf_records
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 
 from .build import package_version, testset_file_entries, testset_name_check
+from .shortcut_audit import testset_manifest_audit
 
 
 def testset_hf_import(
@@ -381,4 +382,5 @@ def _manifest_write(testset: TestSet, *, hf: HFFolder, digest: str) -> None:
         },
     }
     testset.manifest["files"] = testset_file_entries(testset)
+    testset.manifest["shortcut_audit"] = testset_manifest_audit(testset)
     testset.save(update_fields=["manifest"])

@@ -4,11 +4,12 @@ from pathlib import Path
 
 from core.models import Job
 from core.services.jobs import JobProgress
-from testsets.job_params import BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
+from testsets.job_params import AuditShortcutsParams, BuildTestsetParams, ImportHFTestsetParams, ImportTestsetParams
 
 from .build import testset_build
 from .import_hf import testset_hf_import
 from .import_tsv import testset_import
+from .shortcut_audit import shortcut_audit_run
 
 
 def import_testset(params: ImportTestsetParams, job: Job, progress: JobProgress) -> dict:
@@ -38,8 +39,30 @@ def build_testset(params: BuildTestsetParams, job: Job, progress: JobProgress) -
     return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
 
 
+def audit_shortcuts(params: AuditShortcutsParams, job: Job, progress: JobProgress) -> dict:
+    audit = shortcut_audit_run(
+        dataset_name=params.dataset,
+        testset_name=params.testset,
+        system=params.system,
+        folds=params.folds,
+        seed=params.seed,
+        progress=progress,
+    )
+    result = audit.result
+    return {
+        "audit_id": audit.pk,
+        "dataset": audit.dataset.name if audit.dataset_id else None,
+        "testset_id": audit.testset_id,
+        "source": f"{result['source']['kind']} {result['source']['name']}",
+        "questions": result["questions"],
+        "chance": result["chance"],
+        "above_chance": result["above_chance"],
+    }
+
+
 HANDLERS = {
     ImportTestsetParams: import_testset,
     ImportHFTestsetParams: import_testset_hf,
     BuildTestsetParams: build_testset,
+    AuditShortcutsParams: audit_shortcuts,
 }

@@ -2,6 +2,8 @@
 
 import json
 
+from testsets.shortcuts.report import baseline_result, limitation_sentence
+
 from .facts import ReleaseFacts
 from .lm_eval_task import DATA_FILE, lm_eval_command, lm_eval_task_path
 from .records import RECORD_FIELDS
@@ -113,7 +115,9 @@ def _body(facts: ReleaseFacts) -> str:
         "- Scores come from a handful of annotators per response; their agreement is reported above.",
         "- Texts are as the corpus wrote them (tokenised, lower-cased where it was); they are not checked for "
         "personal information beyond what the source corpus did.",
+        *_known_limitation(m),
         "",
+        *_audit_section(m),
         "## Evaluate with lm-evaluation-harness",
         "",
         f"The task `{lm_eval_task_path(facts.testset)}` scores each choice as a continuation of the "
@@ -197,6 +201,34 @@ def _agreement_section(facts: ReleaseFacts) -> list[str]:
         "200 bootstrap resamples of the responses, seed 0.",
         "",
     ]
+
+
+def _known_limitation(m: dict) -> list[str]:
+    sentence = limitation_sentence(m.get("shortcut_audit") or {})
+    return [f"- **Known limitation: shortcuts.** {sentence}"] if sentence else []
+
+
+def _audit_section(m: dict) -> list[str]:
+    """The manifest's shortcut audit (releases built before it have none, and no section: their
+    card keeps its bytes)."""
+    audit = m.get("shortcut_audit")
+    if not audit:
+        return []
+    lines = [
+        "## Shortcut audit",
+        "",
+        "Can the ground truth be told apart from the false candidates without the context? Each baseline "
+        "below picks one choice per question from the choices alone; a test of context understanding needs "
+        f"them at chance ({audit['chance']:.3f}: 1 / choices per question, averaged). {audit['questions']} "
+        f"questions; the classifier is cross-validated over questions ({audit['folds']} folds, seed "
+        f"{audit['seed']}), so it never sees a question it is tested on.",
+        "",
+        "| baseline | accuracy | above chance |",
+        "| --- | --- | --- |",
+    ]
+    for row in audit["baselines"]:
+        lines.append(f"| {row['label']} | {baseline_result(row)} | {'yes' if row.get('above_chance') else 'no'} |")
+    return [*lines, ""]
 
 
 def _html_text(text: str) -> str:

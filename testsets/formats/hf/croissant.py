@@ -7,6 +7,8 @@ What only the researcher can say is written as "TODO: ..." for them to fill in.
 
 import json
 
+from testsets.shortcuts.report import limitation_sentence
+
 from .card import SATO_2020_BIBTEX, pretty_name
 from .facts import ReleaseFacts
 from .lm_eval_task import DATA_FILE
@@ -151,9 +153,15 @@ def _rai(facts: ReleaseFacts) -> dict:
             "The retrievers and filter thresholds decide which false candidates exist; the annotators' "
             "judgement and the source corpus's topics and register carry over. TODO: known biases of the corpus."
         ),
-        "rai:dataLimitations": (
-            "English open-domain chit-chat only; few annotators per response; a fixed, small set of false "
-            "candidates per question."
+        "rai:dataLimitations": " ".join(
+            filter(
+                None,
+                [
+                    "English open-domain chit-chat only; few annotators per response; a fixed, small set of "
+                    "false candidates per question.",
+                    limitation_sentence(m.get("shortcut_audit") or {}),
+                ],
+            )
         ),
         "rai:dataReleaseMaintenancePlan": "A release is frozen: corrections are published as a new release.",
     }
