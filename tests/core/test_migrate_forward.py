@@ -152,6 +152,7 @@ NEW_MODELS = (
     ("core", "jobshard"),
     ("annotation", "invitation"),
     ("testsets", "shortcutaudit"),
+    ("crowd", "crowdlinkentry"),
 )
 COUNTERS_THAT_MOVE = {"django_migrations", "django_content_type", "auth_permission"}
 

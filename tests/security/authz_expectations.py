@@ -178,6 +178,14 @@ EXPECTATIONS: dict[str, Expect] = {
     ),
     "admin:annotation_dataset_pools": permission_page(read="researcher"),
     "admin:annotation_dataset_negatives": permission_page(read="researcher"),
+    # starting a shortcut audit needs testsets.add_shortcutaudit (the viewer has view_* only); an empty
+    # form is refused with its message (400)
+    "admin:annotation_dataset_shortcut-audit": Expect(
+        get=permission_page(read="researcher").get, post=staff_only(FORBIDDEN, researcher=BAD)
+    ),
+    "admin:testsets_testset_audit": Expect(
+        get=permission_page(read="researcher").get, post=staff_only(FORBIDDEN, researcher=BAD)
+    ),
     "admin:annotation_dataset_pairs": permission_page(read="researcher"),
     "admin:pairs_pairset_import": permission_page(read="researcher"),
     "admin:pairs_pairset_export": permission_page(read="viewer"),
