@@ -62,6 +62,7 @@ class ExclusionReason(models.TextChoices):
     TOO_SHORT = "too_short", "too short"
     PARAPHRASE = "paraphrase", "paraphrase of the ground truth"
     DUPLICATE = "duplicate", "same text as a higher-ranked hit"
+    NEAR_DUPLICATE = "near_duplicate", "near-duplicate of a candidate already in the pool"
     MISSING = "missing", "no longer in the repository"
 
 

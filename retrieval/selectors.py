@@ -1,6 +1,7 @@
 """Reads: current search indexes and their open handles; the pool review page."""
 
 import threading
+from collections import Counter
 from dataclasses import astuple, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -241,7 +242,7 @@ def pool_question(*, question: Question, rules: FilterRules, filters: PoolFilter
 def _rank_tables(*, question: Question, candidates: list[dict]) -> list[dict]:
     reasons = dict(ExclusionReason.choices)
     tables = []
-    for pool in QuestionRetrieval.objects.filter(question=question).select_related("repository").order_by("id"):
+    for pool in QuestionRetrieval.objects.filter(question=question).select_related("repository", "job").order_by("id"):
         retrievers = []
         for retriever in RETRIEVERS:
             ranks: dict[int, dict] = {}
@@ -280,13 +281,35 @@ def _rank_tables(*, question: Question, candidates: list[dict]) -> list[dict]:
                 ranks.setdefault(
                     rank, {"rank": rank, "score": None, "text": "", "candidate": None, "why": NOT_RECORDED}
                 )
-            retrievers.append({"retriever": retriever, "ranks": [ranks[r] for r in sorted(ranks)]})
+            retrievers.append(
+                {
+                    "retriever": retriever,
+                    "ranks": [ranks[r] for r in sorted(ranks)],
+                    "share": _share_text(pool, retriever, candidates, ranks.values(), reasons),
+                }
+            )
         tables.append({"pool": pool, "retrievers": retrievers})
     return tables
 
 
+def _share_text(pool, retriever: str, candidates: list[dict], ranks, reasons: dict) -> str:
+    """Why a retriever has fewer candidates in the pool than its share ("" when it has its share or
+    the share is not known): its hits left out, by reason, or that it ran out of hits."""
+    share = (pool.job.params or {}).get(retriever) if pool.job_id else None
+    taken = sum(
+        1 for c in candidates if c["utterance__repository_id"] == pool.repository_id and c["source"] == retriever
+    )
+    if not isinstance(share, int) or taken >= share:
+        return ""
+    left = Counter(entry["reason"] for entry in ranks if entry["candidate"] is None and entry.get("reason"))
+    why = "; ".join(f"{n} {reasons.get(reason, reason)}" for reason, n in left.most_common())
+    return f"{taken} of its {share} places: " + (f"hits left out: {why}." if why else "it returned no more hits.")
+
+
 def _reason_text(hit: dict, reasons: dict) -> str:
     text = reasons.get(hit.get("reason"), hit.get("reason", ""))
+    if "of" in hit:
+        return f"{text} (cosine {readable.number(hit['similarity'])} to “{hit['of'][:80]}”)"
     if "similarity" in hit:
         return f"{text} (cosine {readable.number(hit['similarity'])})"
     if "tokens" in hit:

@@ -1,7 +1,8 @@
 """The choice of one question's pool from its ranked hits (Sato et al. §3.1): ``lexical`` then
 ``dense`` candidates that pass the exclusions (the question's own texts, excluded datasets, too
-few tokens, paraphrases of the ground truth), de-duplicated by normalised text, with every hit
-left out recorded with its reason."""
+few tokens, paraphrases of the ground truth), de-duplicated by normalised text and by meaning (a hit
+as similar to a chosen candidate as a paraphrase is to the ground truth is left out), with every
+hit left out recorded with its reason."""
 
 from dataclasses import dataclass, field
 
@@ -82,6 +83,16 @@ def pool_choose(
             )
     pool: dict[str, _Choice] = {}
     looked = dict.fromkeys(usable, 0)  # how many usable hits of each retriever the pool went through
+    chosen: list[tuple[np.ndarray, str]] = []  # the pool's vectors and texts, in the order taken
+    near: dict[tuple[str, int], dict] = {}  # (retriever, rank) of a hit left out as a near-duplicate
+
+    def near_duplicate(utterance) -> dict | None:
+        """The chosen candidate ``utterance`` is as similar to as a paraphrase (None when none is)."""
+        vector = vectors.get(utterance[0])
+        if vector is None or not chosen:
+            return None
+        similarity, text = max(((float(np.dot(vector, v)), t) for v, t in chosen), key=lambda pair: pair[0])
+        return {"similarity": similarity, "of": text} if similarity >= settings.paraphrase_threshold else None
 
     def take(retriever: str, limit: int) -> None:
         for i, (utterance, found) in enumerate(usable[retriever]):
@@ -90,7 +101,13 @@ def pool_choose(
             looked[retriever] = max(looked[retriever], i + 1)
             choice = pool.get(utterance[2])
             if choice is None:
+                duplicate = near_duplicate(utterance)
+                if duplicate is not None:
+                    near[(retriever, found["rank"])] = duplicate
+                    continue
                 pool[utterance[2]] = _Choice(utterance, [found])
+                if vectors.get(utterance[0]) is not None:
+                    chosen.append((vectors[utterance[0]], utterance[1]))
                 limit -= 1
             elif all(f["retriever"] != retriever for f in choice.found):
                 choice.found.append(found)  # found by both retrievers: recorded, not counted twice
@@ -106,7 +123,8 @@ def pool_choose(
         ran_dry = looked[retriever] == len(hits)
         deepest = seen[-1][1]["rank"] if seen and not ran_dry else None
         exclusions.extend(e for e in dropped[retriever] if deepest is None or e["rank"] < deepest)
-        # A second utterance of the same retriever with the same normalised text as one taken.
+        # A second utterance of the same retriever with the same normalised text as one taken, or
+        # one that means the same as one taken.
         exclusions.extend(
             {
                 "retriever": retriever,
@@ -114,7 +132,11 @@ def pool_choose(
                 "score": float(found["score"]),
                 "utterance_id": utterance[0],
                 "text": utterance[1],
-                "reason": ExclusionReason.DUPLICATE.value,
+                **(
+                    {"reason": ExclusionReason.NEAR_DUPLICATE.value, **near[(retriever, found["rank"])]}
+                    if (retriever, found["rank"]) in near
+                    else {"reason": ExclusionReason.DUPLICATE.value}
+                ),
             }
             for utterance, found in seen
             if (retriever, found["rank"]) not in in_pool
