@@ -1,6 +1,8 @@
 """Reads about annotators: their label, progress and quality, the datasets they work on, a dataset's
 members."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Avg, Count, F, Prefetch, Q
@@ -148,3 +150,28 @@ def annotators_quality(*, dataset: Dataset) -> list[AnnotatorQuality]:
     for quality in result.values():
         quality.flags = flag(quality, thresholds)
     return sorted(result.values(), key=lambda q: (-len(q.flags), q.label))
+
+
+def correction_deadline(assignment: Assignment):
+    """Until when the annotator may correct the unit's scores (None: not a submitted unit, or corrections
+    are off)."""
+    minutes = settings.WELLCHOSEN_SCORE_CORRECTION_MINUTES
+    if minutes <= 0 or assignment.status != AssignmentStatus.SUBMITTED or assignment.submitted_at is None:
+        return None
+    return assignment.submitted_at + timedelta(minutes=minutes)
+
+
+def unit_correctable(*, annotator: Annotator) -> Assignment | None:
+    """The annotator's most recently submitted unit while its scores may still be corrected."""
+    minutes = settings.WELLCHOSEN_SCORE_CORRECTION_MINUTES
+    if minutes <= 0:
+        return None
+    return (
+        Assignment.objects.filter(
+            annotator=annotator,
+            status=AssignmentStatus.SUBMITTED,
+            submitted_at__gte=timezone.now() - timedelta(minutes=minutes),
+        )
+        .order_by("-submitted_at", "-id")
+        .first()
+    )

@@ -8,6 +8,7 @@ urlpatterns = [
     path("annotate/choose/", views.annotate_choose, name="annotate-choose"),
     path("annotate/pause/", views.annotate_pause, name="annotate-pause"),
     path("annotate/u/<int:assignment_id>/", views.annotate_unit, name="annotate-unit"),
+    path("annotate/u/<int:assignment_id>/correct/", views.annotate_correct, name="annotate-correct"),
     path("invite/<str:token>/", views.invite_accept_view, name="invite-accept"),
     path("dashboard/", views.dashboard_index, name="dashboard"),
     path("dashboard/<slug:name>/", views.dashboard_dataset, name="dashboard-dataset"),

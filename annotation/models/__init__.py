@@ -9,7 +9,7 @@ from .assignment import (
 from .corpus import Candidate, CandidateSource, Context, Dataset, DatasetTask, Question, Turn
 from .invitation import Invitation
 from .repository import Repository, Utterance
-from .scoring import Annotator, AnnotatorProvider, FilterRules, Score, counted_scores_q
+from .scoring import Annotator, AnnotatorProvider, FilterRules, Score, ScoreRevision, counted_scores_q
 
 __all__ = [
     "DEFAULT_ERROR_LABELS",
@@ -30,6 +30,7 @@ __all__ = [
     "Question",
     "Repository",
     "Score",
+    "ScoreRevision",
     "Turn",
     "Utterance",
     "counted_scores_q",

@@ -94,6 +94,25 @@ class Score(models.Model):
         return f"{self.value} by {self.annotator_id} on {self.candidate_id}"
 
 
+class ScoreRevision(models.Model):
+    """A score as it was before its annotator corrected it, kept for audit: only the Score row it
+    belongs to counts (one per annotator and candidate), never a revision."""
+
+    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="revisions")
+    value = models.PositiveSmallIntegerField()
+    labels = models.JSONField(default=list, blank=True)
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["score_id", "replaced_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(value__gte=0) & Q(value__lte=5), name="scorerevision_value_0_5"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.value} before a correction of score {self.score_id}"
+
+
 class FilterRules(models.Model):
     """One immutable version of the thresholds of Sato et al. §3.1.
 

@@ -1,4 +1,4 @@
-from .annotate import annotate_next, annotate_pause, annotate_unit
+from .annotate import annotate_correct, annotate_next, annotate_pause, annotate_unit
 from .dashboard import (
     dashboard_block,
     dashboard_dataset,
@@ -16,6 +16,7 @@ __all__ = [
     "annotate_choose",
     "dashboard_members_add",
     "dashboard_members_remove",
+    "annotate_correct",
     "annotate_next",
     "annotate_pause",
     "annotate_unit",

@@ -1,12 +1,20 @@
 """The annotator page: one unit at a time, keyboard first, nothing that gives the ground truth away."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AssignmentStatus
-from annotation.selectors_annotators import annotator_dataset_current, annotator_progress
+from annotation.models import Annotator, Assignment, AssignmentStatus, Score
+from annotation.selectors_annotators import (
+    annotator_dataset_current,
+    annotator_progress,
+    correction_deadline,
+    unit_correctable,
+)
 from annotation.services.assignment import unit_current, unit_next
+from annotation.services.correction import unit_correct
 from annotation.services.submission import unit_submit
 from core.errors import UserError
 
@@ -48,7 +56,11 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "annotate/done.html",
-            {"progress": annotator_progress(annotator=annotator, dataset=dataset), "dataset": dataset},
+            {
+                "progress": annotator_progress(annotator=annotator, dataset=dataset),
+                "dataset": dataset,
+                "correctable": unit_correctable(annotator=annotator),
+            },
         )
     # The unit is shown right here (its form posts to the unit's own URL): one round trip per unit
     # instead of a redirect and a second request. Reloading shows the same leased unit.
@@ -102,8 +114,71 @@ def _unit_page(
         **unit_form_context(assignment=assignment, error=error, given=given),
         "assignment": assignment,
         "progress": annotator_progress(annotator=annotator, dataset=dataset),
+        "correctable": unit_correctable(annotator=annotator),
     }
     return render(request, "annotate/unit.html", context, status=400 if error else 200)
+
+
+@login_required
+def annotate_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The scores of a unit the annotator submitted, to correct within the window after submitting."""
+    annotator = _annotator(request)
+    if annotator is None:
+        return _not_an_annotator(request)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("question__dataset"), pk=assignment_id, annotator=annotator
+    )
+    deadline = correction_deadline(assignment)
+    if deadline is None or timezone.now() > deadline:
+        return render(
+            request,
+            "annotate/message.html",
+            {
+                "title": "This unit cannot be corrected",
+                "message": "Scores can be corrected only for a short while after the unit was submitted.",
+                "next": True,
+            },
+            status=400 if request.method == "POST" else 200,
+        )
+    error = ""
+    if request.method == "POST":
+        try:
+            changed = unit_correct(
+                assignment_id=assignment.pk, annotator=annotator, answers=unit_posted(request).answers
+            )
+        except UserError as exc:
+            error = str(exc)
+        else:
+            text = f"{changed} score{'s' if changed != 1 else ''} corrected." if changed else "No score changed."
+            messages.info(request, text)
+            return redirect("annotate-next")
+    given = unit_given(request, assignment) if error else _stored_answers(assignment)
+    context = {
+        **unit_form_context(assignment=assignment, error=error, given=given),
+        "assignment": assignment,
+        "progress": annotator_progress(annotator=annotator, dataset=annotator_dataset_current(annotator=annotator)),
+        "correcting": True,
+        "seconds_left": max(0, int((deadline - timezone.now()).total_seconds())),
+    }
+    return render(request, "annotate/unit.html", context, status=400 if error else 200)
+
+
+def _stored_answers(assignment: Assignment) -> dict[str, dict]:
+    """The unit's responses as submitted, by key: the scores, and the attention check's answer."""
+    stored = {
+        candidate_id: (value, labels)
+        for candidate_id, value, labels in Score.objects.filter(assignment=assignment).values_list(
+            "candidate_id", "value", "labels"
+        )
+    }
+    given = {}
+    for item in assignment.items:
+        if item.get("check"):
+            value, labels = assignment.check_value, []
+        else:
+            value, labels = stored.get(item.get("candidate_id"), (None, []))
+        given[item["key"]] = {"value": "" if value is None else str(value), "labels": labels}
+    return given
 
 
 @login_required

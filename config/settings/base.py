@@ -179,6 +179,10 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# An annotator may correct the scores of a unit they submitted for this many minutes after (0: never);
+# the old values are kept (ScoreRevision) and only the corrected ones count.
+WELLCHOSEN_SCORE_CORRECTION_MINUTES = env_int("WELLCHOSEN_SCORE_CORRECTION_MINUTES", 10)
+
 # Login throttling (django-axes) on every login page (/accounts/login/, /admin/login/). After
 # WELLCHOSEN_LOGIN_FAILURE_LIMIT failed logins in a row for one username from one address, that
 # pair is refused for WELLCHOSEN_LOGIN_COOLOFF_MINUTES (counted from the last try; 0: until

@@ -107,6 +107,11 @@ EXPECTATIONS: dict[str, Expect] = {
         get=roles(FORBIDDEN, anonymous=LOGIN, annotator_a=OK, annotator_b=NOT_FOUND),
         post=roles(FORBIDDEN, anonymous=LOGIN, annotator_a=BAD, annotator_b=NOT_FOUND),
     ),
+    # correcting annotator A's unit: the same as the unit (A's unit is leased, not submitted: a message)
+    "annotate-correct": Expect(
+        get=roles(FORBIDDEN, anonymous=LOGIN, annotator_a=OK, annotator_b=NOT_FOUND),
+        post=roles(FORBIDDEN, anonymous=LOGIN, annotator_a=BAD, annotator_b=NOT_FOUND),
+    ),
     # the invitation link is the capability: anyone holding it may sign up (an empty form: 400)
     "invite-accept": Expect(get=everyone(OK), post=everyone(BAD)),
     # -- annotation: the researcher dashboard (permissions in docs/deployment.md)
