@@ -25,6 +25,8 @@ NOT_KILLED = {
     "crowd_sync": "seconds of calls to the crowd platform; every run reads the platform's state afresh",
     "load_demo": "each demo step skips what is present, so a retry loads what the killed run had not committed",
     "quality_refresh": "one short read of a dataset's scores and one snapshot row",
+    "audit_shortcuts": "reads only, then one ShortcutAudit row written at the end: a killed run writes nothing and "
+    "the retry computes the same audit again (seeded folds)",
     "import_pairs": "one transaction: a kill rolls the whole import back and the retry reads the file from its "
     "first line; a retry after the commit finds the set made from the same file and returns its report",
 }
