@@ -5,13 +5,13 @@ candidate, the only one that counts) takes the new one."""
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Assignment, Score, ScoreRevision
+from annotation.models import DEFAULT_ERROR_LABELS, Annotator, Score, ScoreRevision
 from annotation.selectors_annotators import correction_deadline
 from core.errors import UserError
 
 from .assignment import work_refresh
 from .quality import quality_refresh_soon
-from .submission import Answer, _validate
+from .submission import Answer, _validate, assignment_locked
 
 
 def unit_correct(*, assignment_id: int, annotator: Annotator, answers: dict[str, Answer]) -> int:
@@ -20,14 +20,7 @@ def unit_correct(*, assignment_id: int, annotator: Annotator, answers: dict[str,
     same answers again changes nothing. A UserError after the window, for another's unit or for a
     unit not submitted. An attention check's answer is the one first given: it cannot be corrected."""
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",), no_key=True)
-            .select_related("question__dataset")
-            .filter(pk=assignment_id, annotator=annotator)
-            .first()
-        )
-        if assignment is None:
-            raise UserError("no such unit for this annotator")
+        assignment = assignment_locked(assignment_id=assignment_id, annotator=annotator)
         deadline = correction_deadline(assignment)
         if deadline is None:
             raise UserError("only a submitted unit's scores can be corrected")

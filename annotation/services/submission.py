@@ -50,18 +50,7 @@ def unit_submit(
     before the platform has confirmed the assignment)."""
     duration_check(duration_ms=duration_ms)
     with transaction.atomic():
-        # Only the assignment row is locked, and with FOR NO KEY UPDATE: a plain FOR UPDATE over
-        # the join also locked the question and the dataset row that every submission shares, and
-        # waited on the key-share lock another annotator's new unit takes on the question while it
-        # holds that question's QuestionWork row, which this transaction updates next: a deadlock.
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",), no_key=True)
-            .select_related("question__dataset")
-            .filter(pk=assignment_id, annotator=annotator)
-            .first()
-        )
-        if assignment is None:
-            raise UserError("no such unit for this annotator")
+        assignment = assignment_locked(assignment_id=assignment_id, annotator=annotator)
         if assignment.status == AssignmentStatus.SUBMITTED:
             return SubmitResult(assignment, created=False)
         if assignment.status == AssignmentStatus.RELEASED:
@@ -102,6 +91,25 @@ def unit_submit(
         dataset_id = dataset.pk
         transaction.on_commit(lambda: quality_refresh_soon(dataset_id=dataset_id))
     return SubmitResult(assignment, created=True)
+
+
+def assignment_locked(*, assignment_id: int, annotator: Annotator) -> Assignment:
+    """The annotator's unit, its row locked for this transaction (with its question and dataset);
+    a UserError when it is not theirs.
+
+    Only the assignment row is locked, and with FOR NO KEY UPDATE: a plain FOR UPDATE over the join
+    also locked the question and the dataset row that every submission shares, and waited on the
+    key-share lock another annotator's new unit takes on the question while it holds that
+    question's QuestionWork row, which the caller updates next: a deadlock."""
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("question__dataset")
+        .filter(pk=assignment_id, annotator=annotator)
+        .first()
+    )
+    if assignment is None:
+        raise UserError("no such unit for this annotator")
+    return assignment
 
 
 def duration_check(*, duration_ms: int | None) -> int | None:

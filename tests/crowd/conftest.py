@@ -109,3 +109,13 @@ def link_batch(dataset):
     crowd_batch_publish(batch=batch)
     batch.refresh_from_db()
     return batch
+
+
+@pytest.fixture
+def prolific():
+    """A local double of Prolific's API (prolific_double.py); it must have refused no request."""
+    from .prolific_double import ProlificDouble
+
+    with ProlificDouble(page_size=2) as double:
+        yield double
+        assert not double.errors, f"the double refused requests: {double.errors}"

@@ -13,14 +13,7 @@ from crowd.providers.prolific import ProlificApi, ProlificProvider
 from crowd.services.batches import crowd_batch_create, crowd_batch_expire, crowd_batch_publish, crowd_batch_sync
 from crowd.services.review import crowd_assignment_review, crowd_bonus_send
 
-from .prolific_double import TOKEN, ProlificDouble
-
-
-@pytest.fixture
-def prolific():
-    with ProlificDouble(page_size=2) as double:
-        yield double
-        assert not double.errors, f"the double refused requests: {double.errors}"
+from .prolific_double import TOKEN
 
 
 @pytest.fixture

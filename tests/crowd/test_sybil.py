@@ -20,7 +20,7 @@ from crowd.services.work import address_key
 from tests.factories import CandidateFactory, DatasetFactory, QuestionFactory
 
 from .link_helpers import keys, work_through
-from .prolific_double import TOKEN, ProlificDouble
+from .prolific_double import TOKEN
 
 ATTACKER = "203.0.113.7"
 
@@ -41,13 +41,6 @@ def link(units):
     crowd_batch_publish(batch=batch)
     batch.refresh_from_db()
     return batch
-
-
-@pytest.fixture
-def prolific():
-    with ProlificDouble(page_size=2) as double:
-        yield double
-        assert not double.errors, f"the double refused requests: {double.errors}"
 
 
 @pytest.fixture
