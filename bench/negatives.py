@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SHARED = Path(os.environ.get("WELLCHOSEN_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-PAPER = {"share_with_negative": 0.9489, "mean_share_replaced": 0.2728}
+PAPER = {"share_with_selected_word": 0.9489, "mean_share_replaced": 0.2728}
 
 
 def dailydialog(split: str) -> list[list[str]]:

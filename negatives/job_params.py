@@ -47,9 +47,11 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     )
 
     def summary(self, result: dict[str, Any]) -> str:
+        # questions that received a candidate (a report from before they were counted: those with a selected word)
+        received = result.get("questions_with_negative", result["generated"])
         text = (
-            f"Generated negatives for {count(result['generated'])} of {count(result['questions'])} questions of "
-            f"dataset {result['dataset']}: {count(result['candidates_added'])} candidates added"
+            f"Negatives for {count(received)} of {count(result['questions'])} questions of dataset "
+            f"{result['dataset']}: {count(result['candidates_added'])} candidates added"
         )
         dropped = [(result.get(reason, 0), why) for reason, why in DROP_REASONS.items()]
         if any(n for n, _ in dropped):
@@ -68,6 +70,9 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
                 "failed": "failed",
             },
         )
+        without = result["generated"] - received
+        if without > 0:
+            text += f"; {count(without)} questions with a selected word got no new candidate"
         text = f"{text}; questions {others}." if others else f"{text}."
         if result.get("toy_model"):  # recorded from the model folder's marker (core.toy_models)
             text += " Toy model: the negatives were " + result["toy_model"] + "."

@@ -32,6 +32,7 @@ SUMMED = (
     "skipped_finished",
     *(outcome.value for outcome in GenerationOutcome),
     "candidates_added",
+    "questions_with_negative",  # questions that received at least one candidate
     *DROP_REASONS,
     "in_annotation",  # questions already open for annotation that got new negatives
     "words",
@@ -153,11 +154,14 @@ def negatives_generate_questions(
 
 
 def negatives_report_finish(report: dict) -> dict:
-    """The shares, from the counts: of the questions processed, those that got a negative; of the
-    words of those, the share replaced."""
+    """The shares, from the counts, of the questions processed: those that received a negative
+    (``share_with_negative``) and those with a word selected for replacement (what Park et al.'s
+    94.89 % counts, ``share_with_selected_word``; a selected word can still yield no new candidate);
+    of the words of the responses with a selected word, the share replaced (pooled over words)."""
     report = dict(report)
     processed = report["questions"] - report["skipped_finished"] - report["failed"]
-    report["share_with_negative"] = round(report["generated"] / processed, 4) if processed else None
+    report["share_with_negative"] = round(report["questions_with_negative"] / processed, 4) if processed else None
+    report["share_with_selected_word"] = round(report["generated"] / processed, 4) if processed else None
     replaced = report.pop("words_replaced")
     report["mean_share_replaced"] = round(replaced / report["words"], 4) if report["words"] else None
     return report
@@ -253,6 +257,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
     for outcome in outcomes:
         report[outcome.outcome] += 1
         report["candidates_added"] += outcome.negatives_added
+        report["questions_with_negative"] += 1 if outcome.negatives_added else 0
         for reason in DROP_REASONS:
             report[reason] += getattr(outcome, reason)
     # Negatives added to a question already open for annotation need scores too: its unit of work

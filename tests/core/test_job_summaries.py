@@ -125,8 +125,17 @@ CASES = [
     ),
     (
         GenerateNegativesParams(dataset="dd"),
-        {"dataset": "dd", "questions": 10, "generated": 8, "candidates_added": 8, "too_short": 2, "failed": 0},
-        "Generated negatives for 8 of 10 questions of dataset dd: 8 candidates added; questions 2 too short.",
+        {
+            "dataset": "dd",
+            "questions": 10,
+            "generated": 8,
+            "questions_with_negative": 7,
+            "candidates_added": 8,
+            "too_short": 2,
+            "failed": 0,
+        },
+        "Negatives for 7 of 10 questions of dataset dd: 8 candidates added; 1 questions with a selected word got "
+        "no new candidate; questions 2 too short.",
         _dataset,
     ),
     (

@@ -71,3 +71,15 @@ def test_the_workspace_counts_the_negatives_not_added(question, tiny_mlm_dir, mo
     page = admin_client.get(reverse("dashboard-dataset", args=["drops"])).content.decode()
     step = page.split('id="step-negatives"')[1].split("</section>")[0]
     assert "not added: the same as the ground truth" in step
+
+
+def test_a_question_whose_negatives_were_all_dropped_received_none(question, tiny_mlm_dir, monkeypatch):
+    # given a response whose only negative is its ground truth again
+    monkeypatch.setattr(Manipulator, "manipulate", lambda self, items: [made(TRUTH) for _ in items])
+    report = negatives_generate(dataset_name="drops", mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings())
+    # then it had a selected word, but received no negative: the share says so
+    assert (report["generated"], report["questions_with_negative"]) == (1, 0)
+    assert (report["share_with_selected_word"], report["share_with_negative"]) == (1.0, 0.0)
+    summary = job_kind_get(GenerateNegativesParams.kind).params(dataset="drops").summary(report)
+    assert summary.startswith("Negatives for 0 of 1 questions of dataset drops: 0 candidates added")
+    assert "1 questions with a selected word got no new candidate" in summary
