@@ -36,5 +36,14 @@ class GenerateNegativesForm(
 
     @staticmethod
     def _settings(d: dict) -> dict:
-        fields = ("threshold", "per_question", "min_words", "max_mask_share", "replace_with_context", "top_k", "seed")
+        fields = (
+            "threshold",
+            "per_question",
+            "min_words",
+            "max_mask_share",
+            "replace_with_context",
+            "punctuation",
+            "top_k",
+            "seed",
+        )
         return {name: d[name] for name in fields}

@@ -41,6 +41,11 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
     replace_with_context: bool = param(
         False, help="let the replacement see the context (an ablation; the paper replaces without it)"
     )
+    punctuation: bool = param(
+        False,
+        help="replace punctuation and let a word become punctuation, as the paper's BERT input does "
+        "(off: only words with a letter or digit are replaced, and only by such pieces)",
+    )
     top_k: int = param(10, help="samples after the first negative come from each word's top k")
     batch_size: int = param(  # a shard holds whole batches
         64, help="questions per committed batch", form=False, command=False

@@ -36,6 +36,10 @@ class ManipulationSettings:
     min_words: int = 3  # the paper skips shorter responses
     max_mask_share: float = 1.0  # 1.0: every selected word is replaced, as in the paper
     replace_with_context: bool = False  # the paper replaces without the context
+    # True: punctuation is a word like any other, as in the paper's BERT input: it may be selected,
+    # and a word may become punctuation ("Yes , you did ." -> "Yes . you did ?"). False: only words
+    # with a letter or digit are replaced, and only by pieces with one.
+    punctuation: bool = False
     top_k: int = 10  # where samples after the first one are drawn from
     seed: int = 0
     batch_tokens: int = 8192  # padded tokens per forward pass
@@ -49,6 +53,8 @@ class ManipulationSettings:
             "replace_with_context": self.replace_with_context,
             "top_k": self.top_k,
             "seed": self.seed,
+            # only when on by default: a setup from before the option (punctuation replaced) has none
+            **({} if self.punctuation else {"punctuation": False}),
         }
 
 
@@ -125,6 +131,8 @@ class Manipulator:
         self.mlm = mlm
         self.settings = settings
         self._allowed_start, self._allowed_inside = self._allowed_tokens()
+        # a word's first piece when punctuation is blocked: one with a letter or digit
+        self._allowed_word_start = self._allowed_start & self._alnum_pieces()
 
     def manipulate(self, items: list[Item]) -> list[Manipulation]:
         """One Manipulation per item, in order; every model call is batched across the items."""
@@ -139,7 +147,11 @@ class Manipulator:
         scores = self._score([enc for _, enc in encoded])
         replace: list[tuple[int, _Encoded, list[int]]] = []
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
-            selected = [w.index for w in word_scores if w.score > self.settings.threshold]
+            selected = [
+                w.index
+                for w in word_scores
+                if w.score > self.settings.threshold and (self.settings.punctuation or _has_alnum(w.text))
+            ]
             selected = self._capped(selected, word_scores)
             results[i] = Manipulation(
                 outcome="generated" if selected else "no_word_selected", words=word_scores, selected=selected
@@ -264,7 +276,12 @@ class Manipulator:
         row = 0
         for index in selected:
             for n, piece in enumerate(enc.words[index].pieces):
-                allowed = self._allowed_start if n == 0 else self._allowed_inside
+                if n:
+                    allowed = self._allowed_inside
+                elif self.settings.punctuation:
+                    allowed = self._allowed_start
+                else:
+                    allowed = self._allowed_word_start
                 original = enc.response_ids[piece]
                 logp = np.where(allowed, rows[row], -np.inf)
                 logp[original] = -np.inf  # the original never comes back: its place goes to the second choice
@@ -307,6 +324,15 @@ class Manipulator:
             text = text[:start] + spaced(original, start, end, replacement) + text[end:]
         return Negative(text=text, sample=sample, replacements=replacements)
 
+    def _alnum_pieces(self) -> np.ndarray:
+        """Which vocabulary ids hold a letter or digit (the rest: punctuation, symbols, specials)."""
+        size = self._allowed_start.shape[0]
+        alnum = np.zeros(size, dtype=bool)
+        for token, index in self.mlm.tokenizer.get_vocab().items():
+            if index < size:
+                alnum[index] = _has_alnum(token.removeprefix(_continuing_prefix(self.mlm.tokenizer)))
+        return alnum
+
     def _allowed_tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """Which vocabulary ids may fill a word's first piece and its later pieces: never a special
         token; with WordPiece, a word starts with a plain piece and goes on with ``##`` pieces."""
@@ -326,6 +352,10 @@ class Manipulator:
                     start[index] = start[index] and not continuing
                     inside[index] = inside[index] and continuing
         return start, inside
+
+
+def _has_alnum(text: str) -> bool:
+    return any(character.isalnum() for character in text)
 
 
 def _continuing_prefix(tokenizer) -> str:

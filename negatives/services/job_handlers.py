@@ -26,6 +26,7 @@ def manipulation_settings(params: GenerateNegativesParams) -> ManipulationSettin
         min_words=params.min_words,
         max_mask_share=params.max_mask_share,
         replace_with_context=params.replace_with_context,
+        punctuation=params.punctuation,
         top_k=params.top_k,
         seed=params.seed,
     )

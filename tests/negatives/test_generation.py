@@ -62,7 +62,7 @@ def test_negatives_join_the_pools_with_their_provenance(dataset, tiny_mlm_dir):
 
 
 def test_every_question_has_an_outcome_and_the_report_counts_them(dataset, tiny_mlm_dir):
-    report = generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD)
+    report = generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD, punctuation=True)
     outcomes = dict(QuestionGeneration.objects.values_list("question__ground_truth", "outcome"))
     assert outcomes.pop("Okay") == GenerationOutcome.TOO_SHORT
     assert set(outcomes.values()) == {GenerationOutcome.GENERATED}

@@ -112,10 +112,10 @@ def test_a_word_of_several_pieces_is_masked_whole_and_scored_by_the_sum_of_its_p
 
 
 def test_the_words_scoring_above_the_threshold_are_selected(mlm):
-    [scored] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=NEVER)
+    [scored] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=NEVER, punctuation=True)
     scores = sorted(w.score for w in scored.words)
     threshold = (scores[len(scores) // 2] + scores[len(scores) // 2 - 1]) / 2
-    [result] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=threshold)
+    [result] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=threshold, punctuation=True)
     assert result.selected == [w.index for w in result.words if w.score > threshold]
     assert 0 < len(result.selected) < len(result.words)
 
@@ -136,7 +136,7 @@ def test_the_original_word_never_comes_back(mlm):
     items = [
         Item(k, CONTEXT, text) for k, text in enumerate(["How much is this jacket?", RESPONSE, "My sister is coming."])
     ]
-    for result in manipulate(mlm, *items, threshold=NEVER, per_question=3):
+    for result in manipulate(mlm, *items, threshold=NEVER, per_question=3, punctuation=True):
         assert len(result.negatives) == 3
         for negative in result.negatives:
             assert len(negative.replacements) == len(result.words)
@@ -148,7 +148,7 @@ def test_the_first_negative_takes_the_best_prediction_without_context_or_the_sec
     mlm, monkeypatch
 ):
     calls = recorded_sequences(mlm, monkeypatch)
-    [result] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=NEVER)
+    [result] = manipulate(mlm, Item(1, CONTEXT, RESPONSE), threshold=NEVER, punctuation=True)
     replacement = calls[1][0]
     assert mlm.tokenizer.sep_token_id not in replacement.input_ids[1:-1]  # the context is not in it
     logp = mlm.log_probs([replacement])[0].numpy()
@@ -238,3 +238,25 @@ def test_each_turn_of_a_dialogue_is_paired_with_up_to_three_turns_before_it():
         ("A. B.", "C."),  # a blank turn counts among the three and adds nothing
         ("B. C.", "D."),
     ]
+
+
+def test_punctuation_is_neither_replaced_nor_a_replacement_by_default(mlm):
+    items = [
+        Item(k, CONTEXT, text) for k, text in enumerate(["Yes , you did .", RESPONSE, "Well ... maybe, maybe not!"])
+    ]
+    for result in manipulate(mlm, *items, threshold=NEVER, per_question=3):
+        words = {w.index: w.text for w in result.words}
+        assert result.selected and all(any(c.isalnum() for c in words[i]) for i in result.selected)
+        for negative in result.negatives:
+            assert all(any(c.isalnum() for c in r["replacement"]) for r in negative.replacements)
+
+
+def test_the_paper_setting_replaces_punctuation_too(mlm):
+    [result] = manipulate(mlm, Item(1, CONTEXT, "Yes , you did ."), threshold=NEVER, punctuation=True)
+    assert {w.text for w in result.words if w.index in result.selected} >= {",", "."}
+
+
+def test_a_setup_from_before_the_punctuation_option_is_the_paper_setting():
+    # the digest of a run made before the option (punctuation replaced) stays that run's
+    assert "punctuation" not in ManipulationSettings(punctuation=True).describe()
+    assert ManipulationSettings().describe()["punctuation"] is False
