@@ -138,7 +138,8 @@ def main() -> None:
     items = questions(args.questions)
 
     # 1. Selection statistics: one pass at t = 0.5 scores every word; every threshold selects from those scores.
-    settings = ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens)
+    # the paper's setting: punctuation is a word like any other (ManipulationSettings.punctuation)
+    settings = ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens, punctuation=True)
     started = time.perf_counter()
     results = []
     for start in range(0, len(items), 64):
@@ -167,7 +168,7 @@ def main() -> None:
         ("batched (64 responses per call, 8,192 padded tokens per pass)", args.batch_tokens, 64),
         ("one masked variant per forward pass", 1, 1),
     ):
-        manipulator = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=batch_tokens))
+        manipulator = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=batch_tokens, punctuation=True))
         manipulator.manipulate(sample[:4])  # warm-up
         started = time.perf_counter()
         for start in range(0, len(sample), per_call):
