@@ -24,7 +24,8 @@ def _run_id(what: str):
 
 
 def _accuracy(result: dict[str, Any], n: int, unit: str) -> str:
-    return f"accuracy {number(result['accuracy'])} {interval(result.get('ci95'))} over {count(n)} {unit}"
+    chance = f" (chance {number(result['chance'])})" if result.get("chance") is not None else ""
+    return f"accuracy {number(result['accuracy'])} {interval(result.get('ci95'))}{chance} over {count(n)} {unit}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -171,8 +171,9 @@ CASES = [
             "correct": 4,
             "accuracy": 0.12121212121212122,
             "ci95": [0.030303030303030304, 0.24242424242424243],
+            "chance": 0.25,
         },
-        "gpt2 on test set t1: accuracy 0.121 [0.030, 0.242] over 33 questions (4 right).",
+        "gpt2 on test set t1: accuracy 0.121 [0.030, 0.242] (chance 0.250) over 33 questions (4 right).",
         lambda: reverse("admin:evaluation_evaluation_change", args=[5]),
     ),
     (
