@@ -153,6 +153,7 @@ NEW_MODELS = (
     ("annotation", "invitation"),
     ("testsets", "shortcutaudit"),
     ("crowd", "crowdlinkentry"),
+    ("annotation", "scorerevision"),
 )
 COUNTERS_THAT_MOVE = {"django_migrations", "django_content_type", "auth_permission"}
 
