@@ -210,3 +210,34 @@ def test_external_systems_alone_get_the_reference_based_rows(db):
     ]
     assert [r["system"] for r in report["leaderboard"]] == ["c", "b", "a"]
     assert Campaign.objects.get(pk=campaign.pk).report == report
+
+
+def test_every_leaderboard_cell_is_the_value_report_json_holds(admin_client, reported):
+    import re
+
+    from core.readable import number
+
+    html = page(admin_client, reported)
+    report = admin_client.get(reverse("campaign-report-json", args=[reported.name])).json()
+    board = html.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", board.split("</thead>", 1)[0])
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in board.split("<tbody>", 1)[1].split("</tr>")[:-1]]
+    plain = [[re.sub(r"<[^>]+>", "", cell).strip() for cell in row] for row in rows]
+
+    def expected(row: dict, header: str) -> str:
+        if header == "System":
+            return row["system"]
+        if header == "Human":
+            return number(row["human"])
+        if header == "Rated":
+            return str(row["rated_responses"])
+        if header.startswith("CHOSEN"):
+            return f"{number(row['accuracy'])} [{number(row['ci_low'])}, {number(row['ci_high'])}]"
+        if header.startswith("RANDOM"):
+            r = row["random"]
+            return f"{number(r['mean'])} [{number(r['min'])}, {number(r['max'])}] ({r['trials']})"
+        return number(row["metrics"].get(header), 4)  # a reference-based metric
+
+    assert len(plain) == len(report["leaderboard"]) == 3
+    for cells, row in zip(plain, report["leaderboard"], strict=True):
+        assert [c.replace("&lt;", "<").replace("&gt;", ">") for c in cells] == [expected(row, h) for h in headers]
