@@ -64,7 +64,9 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
             reasons = "; ".join(f"{count(n)} {why}" for n, why in dropped if n)
             text += f" ({count(not_added)} not added: {reasons})"
         if result.get("mean_share_replaced") is not None:
-            text += f", {percent(result['mean_share_replaced'])} of the words replaced on average"
+            text += f", {percent(result['mean_share_replaced'])} of the words replaced"
+            if result.get("share_of_tokens_replaced") is not None:
+                text += f" ({percent(result['share_of_tokens_replaced'])} of the WordPiece tokens)"
         others = skipped_text(
             result,
             {

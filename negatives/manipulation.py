@@ -96,6 +96,9 @@ class Manipulation:
     words: list[WordScore] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     negatives: list[Negative] = field(default_factory=list)
+    # the response's WordPiece tokens, and those of its selected words (the paper's share is per token)
+    tokens: int = 0
+    tokens_selected: int = 0
 
 
 @dataclass
@@ -154,7 +157,11 @@ class Manipulator:
             ]
             selected = self._capped(selected, word_scores)
             results[i] = Manipulation(
-                outcome="generated" if selected else "no_word_selected", words=word_scores, selected=selected
+                outcome="generated" if selected else "no_word_selected",
+                words=word_scores,
+                selected=selected,
+                tokens=len(enc.response_ids),
+                tokens_selected=sum(len(enc.words[index].pieces) for index in selected),
             )
             if selected:
                 replace.append((i, enc, selected))

@@ -37,6 +37,8 @@ SUMMED = (
     "in_annotation",  # questions already open for annotation that got new negatives
     "words",
     "words_replaced",
+    "tokens",
+    "tokens_replaced",
 )
 PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
 TOY_MODEL_NOTE = "made with the demo's toy masked LM, for trying the workflow: not negatives to annotate for real"
@@ -164,6 +166,9 @@ def negatives_report_finish(report: dict) -> dict:
     report["share_with_selected_word"] = round(report["generated"] / processed, 4) if processed else None
     replaced = report.pop("words_replaced")
     report["mean_share_replaced"] = round(replaced / report["words"], 4) if report["words"] else None
+    # the same per WordPiece token, as Park et al.'s 27.28 % counts (a report from before has none)
+    tokens, tokens_replaced = report.pop("tokens", 0), report.pop("tokens_replaced", 0)
+    report["share_of_tokens_replaced"] = round(tokens_replaced / tokens, 4) if tokens else None
     return report
 
 
@@ -231,6 +236,8 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         if result.outcome == GenerationOutcome.GENERATED:
             report["words"] += len(result.words)
             report["words_replaced"] += len(result.selected)
+            report["tokens"] += result.tokens
+            report["tokens_replaced"] += result.tokens_selected
     generated = Candidate.objects.filter(question_id__in=question_ids, source=CandidateSource.MLM_NEGATIVE)
     with transaction.atomic():
         before = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
