@@ -175,3 +175,21 @@ def unit_correctable(*, annotator: Annotator) -> Assignment | None:
         .order_by("-submitted_at", "-id")
         .first()
     )
+
+
+def unit_answers_submitted(*, assignment: Assignment) -> dict[str, dict]:
+    """The unit's responses as submitted, by key: the scores, and the attention check's answer."""
+    stored = {
+        candidate_id: (value, labels)
+        for candidate_id, value, labels in Score.objects.filter(assignment=assignment).values_list(
+            "candidate_id", "value", "labels"
+        )
+    }
+    given = {}
+    for item in assignment.items:
+        if item.get("check"):
+            value, labels = assignment.check_value, []
+        else:
+            value, labels = stored.get(item.get("candidate_id"), (None, []))
+        given[item["key"]] = {"value": "" if value is None else str(value), "labels": labels}
+    return given

@@ -35,7 +35,9 @@ def max_units_check(*, max_units: int | None) -> int | None:
     return max_units
 
 
-def membership_ensure(*, user, dataset: Dataset, max_units: int | None = None) -> Annotator:
+def membership_ensure(
+    *, user, dataset: Dataset, max_units: int | None = None, invitation: Invitation | None = None
+) -> Annotator:
     max_units_check(max_units=max_units)
     annotator, _ = Annotator.objects.get_or_create(
         user=user,
@@ -46,7 +48,7 @@ def membership_ensure(*, user, dataset: Dataset, max_units: int | None = None) -
         },
     )
     membership, created = DatasetMembership.objects.get_or_create(
-        annotator=annotator, dataset=dataset, defaults={"max_units": max_units}
+        annotator=annotator, dataset=dataset, defaults={"max_units": max_units, "invitation": invitation}
     )
     if not created and max_units is not None and membership.max_units != max_units:
         DatasetMembership.objects.filter(pk=membership.pk).update(max_units=max_units)
@@ -154,8 +156,7 @@ def invite_accept(*, token: str, username: str, password: str):
         if users.filter(username=username).exists():
             raise UserError("that user name is taken; choose another one")
         user = users.create_user(username=username, password=password)
-        annotator = membership_ensure(user=user, dataset=invitation.dataset, max_units=invitation.max_units)
-        DatasetMembership.objects.filter(annotator=annotator, dataset=invitation.dataset).update(invitation=invitation)
+        membership_ensure(user=user, dataset=invitation.dataset, max_units=invitation.max_units, invitation=invitation)
         Invitation.objects.filter(pk=invitation.pk).update(uses=F("uses") + 1)
     return user
 

@@ -6,11 +6,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AssignmentStatus, Score
+from annotation.models import Annotator, Assignment, AssignmentStatus
 from annotation.selectors_annotators import (
     annotator_dataset_current,
     annotator_progress,
     correction_deadline,
+    unit_answers_submitted,
     unit_correctable,
 )
 from annotation.services.assignment import unit_current, unit_next
@@ -152,7 +153,7 @@ def annotate_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
             text = f"{changed} score{'s' if changed != 1 else ''} corrected." if changed else "No score changed."
             messages.info(request, text)
             return redirect("annotate-next")
-    given = unit_given(request, assignment) if error else _stored_answers(assignment)
+    given = unit_given(request, assignment) if error else unit_answers_submitted(assignment=assignment)
     context = {
         **unit_form_context(assignment=assignment, error=error, given=given),
         "assignment": assignment,
@@ -161,24 +162,6 @@ def annotate_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "seconds_left": max(0, int((deadline - timezone.now()).total_seconds())),
     }
     return render(request, "annotate/unit.html", context, status=400 if error else 200)
-
-
-def _stored_answers(assignment: Assignment) -> dict[str, dict]:
-    """The unit's responses as submitted, by key: the scores, and the attention check's answer."""
-    stored = {
-        candidate_id: (value, labels)
-        for candidate_id, value, labels in Score.objects.filter(assignment=assignment).values_list(
-            "candidate_id", "value", "labels"
-        )
-    }
-    given = {}
-    for item in assignment.items:
-        if item.get("check"):
-            value, labels = assignment.check_value, []
-        else:
-            value, labels = stored.get(item.get("candidate_id"), (None, []))
-        given[item["key"]] = {"value": "" if value is None else str(value), "labels": labels}
-    return given
 
 
 @login_required

@@ -6,6 +6,7 @@ from annotation.models import Repository
 from core.errors import UserError
 from core.names import slug_check
 from evaluation.models import Campaign, Generation, System
+from evaluation.services.campaigns import campaign_start
 from pairs.models import PairSet
 from testsets.models import TestSet
 
@@ -91,8 +92,6 @@ def campaign_launch(
 ):
     """A new campaign, and its job started (the workspace's way): both or neither. Returns
     (campaign, job)."""
-    from evaluation.services.campaigns import campaign_start
-
     with transaction.atomic():
         campaign = campaign_create(
             name=name,

@@ -206,6 +206,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
             except Exception:
                 results.append(traceback.format_exc()[-4000:])
     new_candidates, outcomes = [], []
+    offered: dict[int, int] = {}  # question id -> new texts offered to the database
     for (question_id, ground_truth, context_id), result in zip(batch, results, strict=True):
         if isinstance(result, str):
             outcomes.append(_outcome(question_id, run, GenerationOutcome.FAILED, job_id, error=result))
@@ -231,7 +232,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
             else:
                 seen.add(digest)
                 new_candidates.append(_candidate(question_id, digest, negative, result, run))
-        outcome.made = len(seen)  # offered to the database, which refuses a text the question has
+        offered[question_id] = len(seen)  # the database refuses a text the question has
         outcomes.append(outcome)
         if result.outcome == GenerationOutcome.GENERATED:
             report["words"] += len(result.words)
@@ -245,7 +246,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         after = dict(generated.values("question_id").annotate(n=Count("id")).values_list("question_id", "n"))
         for outcome in outcomes:
             outcome.negatives_added = after.get(outcome.question_id, 0) - before.get(outcome.question_id, 0)
-            outcome.dropped_existing = getattr(outcome, "made", 0) - outcome.negatives_added
+            outcome.dropped_existing = offered.get(outcome.question_id, 0) - outcome.negatives_added
         QuestionGeneration.objects.bulk_create(
             outcomes,
             update_conflicts=True,
