@@ -6,6 +6,7 @@ longer change it, which is what adaptive stopping relies on.
 """
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -90,11 +91,17 @@ class PlannedQuestion:
 
 
 def plan_questions(
-    pool: QuestionPool, *, false_per_question: int, rng: random.Random | None = None
+    pool: QuestionPool,
+    *,
+    false_per_question: int,
+    rng: random.Random | None = None,
+    preferred: Sequence[int] | None = None,
 ) -> list[PlannedQuestion]:
     """Questions a pool yields: the original with k false candidates and, when at least 2k
     false candidates survive, one extra question per acceptable candidate (as ground truth)
-    while k unused false candidates remain. Without ``rng`` the choice is in id order."""
+    while k unused false candidates remain. Without ``rng`` the choice is in id order;
+    ``preferred``: kept false candidates that go first, in that order (a shortcut-aware choice),
+    the others after them as ``rng`` draws them."""
     k = false_per_question
     if pool.ground_truth != GroundTruthDecision.PASSED or pool.ground_truth_id is None or len(pool.kept) < k:
         return []
@@ -103,6 +110,11 @@ def plan_questions(
     if rng is not None:
         rng.shuffle(kept)
         rng.shuffle(acceptable)
+    if preferred is not None:
+        kept_set = set(kept)
+        first = [i for i in preferred if i in kept_set]
+        taken = set(first)
+        kept = first + [i for i in kept if i not in taken]
     planned = [PlannedQuestion(pool.ground_truth_id, tuple(kept[:k]), derived=False)]
     unused = kept[k:]
     if len(kept) >= 2 * k:

@@ -14,6 +14,11 @@ _SPACES = re.compile(r"\s+")
 _SPACED_APOSTROPHE = re.compile(r"\s*'\s*")
 # Subtitle and screenplay files carry presentation tags; they are not content.
 _FORMATTING_TAG = re.compile(r"</?(?:i|b|u|em|strong|font)(?:\s[^<>]{0,200})?>", re.IGNORECASE)
+# The tokenised style of corpora such as DailyDialog: a space before punctuation ("Hi , how are you ?")
+# and clitics split from their word ("I 'm", "do n't"). What a context-free classifier tells a
+# tokenised ground truth from subtitle lines by.
+SPACED_PUNCTUATION = re.compile(r" [,.!?;:]")
+SPLIT_CLITIC = re.compile(r" (?:'(?:m|s|re|ve|ll|d)|n't)\b", re.IGNORECASE)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 
 
@@ -82,3 +87,8 @@ def unstorable_character(text: str) -> str | None:
             "a Unicode character (a JSON \\u escape without its pair?)"
         )
     return None
+
+
+def tokenised_style(text: str) -> bool:
+    """Whether ``text`` is written in a tokenised corpus's style (see SPACED_PUNCTUATION)."""
+    return bool(SPACED_PUNCTUATION.search(text) or SPLIT_CLITIC.search(text))

@@ -103,6 +103,12 @@ class BuildPoolsParams(DatasetNextStep, JobParams):
     exclude_datasets: list[str] = param(
         default_factory=list, help="never take an utterance that occurs in these datasets", option="--exclude"
     )
+    match_surface: bool = param(
+        False,
+        help="prefer hits like the ground truth in length (within 1.5x) and tokenisation style, each group in "
+        "rank order, so that the ground truth does not stand out from its false candidates",
+        label="Match the ground truth's length and style",
+    )
 
     def summary(self, result: dict[str, Any]) -> str:
         text = (

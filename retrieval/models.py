@@ -64,6 +64,7 @@ class ExclusionReason(models.TextChoices):
     DUPLICATE = "duplicate", "same text as a higher-ranked hit"
     NEAR_DUPLICATE = "near_duplicate", "near-duplicate of a candidate already in the pool"
     MISSING = "missing", "no longer in the repository"
+    SURFACE_MISMATCH = "surface_mismatch", "passed over: unlike the ground truth in length or style"
 
 
 class QuestionRetrieval(models.Model):

@@ -15,6 +15,7 @@ from annotation.job_params import DatasetNextStep
 from annotation.rules import FALSE_PER_QUESTION
 from core.job_registry import JobParams, NextStep, param
 from core.readable import count
+from testsets.shortcuts.balance import BalanceOptions
 
 # One command imports both (import_testset): one argument for the path of either.
 TESTSET_PATH_HELP = "the TSV file, or the test set's folder (written by export_testset --format hf) with --format hf"
@@ -87,12 +88,35 @@ class BuildTestsetParams(JobParams):
     rules_version: int | None = param(
         None, help="filter rules version (default: newest)", option="--rules", form_name="rules"
     )
+    shortcut_aware: bool = param(
+        False,
+        help="choose false candidates so that the ground truth does not stand out by length or by what a "
+        "surface-feature classifier learns (after the filter rules, never instead of them)",
+        label="Shortcut-aware choice of false candidates",
+    )
+    shortcut_rounds: int = param(3, help="adversarial filtering rounds of the shortcut-aware choice (0: no classifier)")
+    drop_unbalanced: bool = param(
+        False,
+        help="with --shortcut-aware: leave out the questions whose ground truth could not be balanced "
+        "(fewer questions, fewer cues)",
+        label="Leave out questions that could not be balanced",
+    )
+
+    def balance(self) -> BalanceOptions | None:
+        """The shortcut-aware choice's options, or None for the paper's random choice."""
+        if not self.shortcut_aware:
+            return None
+        return BalanceOptions(rounds=self.shortcut_rounds, seed=self.seed, drop_unbalanced=self.drop_unbalanced)
 
     def summary(self, result: dict[str, Any]) -> str:
-        return (
+        text = (
             f"Built test set {result['name']} from dataset {self.dataset}: {count(result['questions'])} questions "
             f"({count(result['derived_questions'])} derived) with {count(result['candidates'])} candidates."
         )
+        if "unbalanced" in result:
+            text += f" Shortcut-aware choice: {count(result['unbalanced'])} questions could not be balanced"
+            text += " (left out)." if self.drop_unbalanced else "."
+        return text
 
     def next_step(self, result: dict[str, Any]) -> NextStep | None:
         return NextStep(

@@ -58,6 +58,14 @@ def dataset_pools(*, dataset: Dataset, chunk: int = POOL_CHUNK) -> Iterator[Pool
         yield Pool(current, tuple(texts), labels[0])
 
 
+def candidate_texts(*, dataset: Dataset, ids: set[int]) -> dict[int, str]:
+    """The texts of the dataset's original questions' candidates among ``ids`` (streamed)."""
+    rows = Candidate.objects.filter(question__dataset=dataset, question__derived_from__isnull=True).values_list(
+        "id", "text"
+    )
+    return {pk: text for pk, text in rows.iterator(chunk_size=POOL_CHUNK) if pk in ids}
+
+
 def testset_pools(*, testset: TestSet) -> Iterator[Pool]:
     """A test set's questions as they were frozen: its chosen candidates, in its order."""
     for item in testset_items(testset):

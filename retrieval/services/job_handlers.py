@@ -127,6 +127,7 @@ def _pool_settings(params: BuildPoolsParams) -> PoolSettings:
         dense=params.dense,
         min_tokens=params.min_tokens,
         paraphrase_threshold=params.paraphrase_threshold,
+        match_surface=params.match_surface,
     )
 
 

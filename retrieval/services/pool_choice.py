@@ -4,11 +4,13 @@ few tokens, paraphrases of the ground truth), de-duplicated by normalised text a
 as similar to a chosen candidate as a paraphrase is to the ground truth is left out), with every
 hit left out recorded with its reason."""
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from annotation.models import Candidate, CandidateSource
+from core.text import tokenised_style
 from retrieval.job_params import BuildPoolsParams
 from retrieval.models import ExclusionReason
 
@@ -21,6 +23,9 @@ class PoolSettings:
     min_tokens: int = BuildPoolsParams.default("min_tokens")
     paraphrase_threshold: float = BuildPoolsParams.default("paraphrase_threshold")
     fetch: int = 50  # hits asked of each retriever, so that enough survive the exclusions
+    # Prefer hits like the ground truth in length and style (issue: the ground truth must not stand
+    # out from its false candidates by the candidates alone): such hits first, each group in rank order.
+    match_surface: bool = BuildPoolsParams.default("match_surface")
 
     @property
     def size(self) -> int:
@@ -44,12 +49,15 @@ def pool_choose(
     settings: PoolSettings,
     versions,
     ground_truth_hash: str | None = None,
+    ground_truth: str | None = None,
 ) -> tuple[list[_Choice], list[dict]]:
     """Take ``lexical`` then ``dense`` candidates that pass the exclusions, de-duplicated by
     normalised text; when one retriever runs dry the other fills the pool up to M.
 
     Also returns the hits left out, each with its ExclusionReason, down to the deepest rank of
-    each retriever the pool looked at (all of them for a retriever that ran dry)."""
+    each retriever the pool looked at (all of them for a retriever that ran dry). With
+    ``settings.match_surface`` each retriever's hits like ``ground_truth`` (surface_like) come first;
+    a hit passed over for that is recorded as a surface mismatch."""
     usable: dict[str, list[tuple]] = {}
     dropped: dict[str, list[dict]] = {}
     for retriever, hits in ranked.items():
@@ -81,6 +89,12 @@ def pool_choose(
             usable[retriever].append(
                 (utterance, {"retriever": retriever, "score": score, "rank": rank, "version": versions[retriever]})
             )
+    if settings.match_surface and ground_truth is not None:
+        for retriever, hits in usable.items():
+            like = [surface_like(utterance[1], ground_truth) for utterance, _ in hits]
+            usable[retriever] = [h for h, ok in zip(hits, like, strict=True) if ok] + [
+                h for h, ok in zip(hits, like, strict=True) if not ok
+            ]
     pool: dict[str, _Choice] = {}
     looked = dict.fromkeys(usable, 0)  # how many usable hits of each retriever the pool went through
     chosen: list[tuple[np.ndarray, str]] = []  # the pool's vectors and texts, in the order taken
@@ -121,8 +135,22 @@ def pool_choose(
     for retriever, hits in usable.items():
         seen = hits[: looked[retriever]]
         ran_dry = looked[retriever] == len(hits)
-        deepest = seen[-1][1]["rank"] if seen and not ran_dry else None
+        deepest = max(found["rank"] for _, found in seen) if seen and not ran_dry else None
         exclusions.extend(e for e in dropped[retriever] if deepest is None or e["rank"] < deepest)
+        # Hits ranked above the deepest one taken that the pool did not reach: passed over as unlike
+        # the ground truth (only with match_surface, which reorders the hits).
+        exclusions.extend(
+            {
+                "retriever": retriever,
+                "rank": found["rank"],
+                "score": float(found["score"]),
+                "utterance_id": utterance[0],
+                "text": utterance[1],
+                "reason": ExclusionReason.SURFACE_MISMATCH.value,
+            }
+            for utterance, found in hits[looked[retriever] :]
+            if deepest is not None and found["rank"] < deepest
+        )
         # A second utterance of the same retriever with the same normalised text as one taken, or
         # one that means the same as one taken.
         exclusions.extend(
@@ -149,6 +177,17 @@ def pool_choose(
                 choice.found.append(found)
     exclusions.sort(key=lambda e: (e["retriever"], e["rank"]))
     return list(pool.values()), exclusions
+
+
+# How far a candidate's length may be from the ground truth's to count as like it (a factor).
+SURFACE_LENGTH_FACTOR = 1.5
+
+
+def surface_like(text: str, ground_truth: str) -> bool:
+    """Whether ``text`` is like ``ground_truth`` on the surface: length within a factor of
+    SURFACE_LENGTH_FACTOR (in characters) and the same tokenisation style."""
+    ratio = abs(math.log((len(text) + 1) / (len(ground_truth) + 1)))
+    return ratio <= math.log(SURFACE_LENGTH_FACTOR) and tokenised_style(text) == tokenised_style(ground_truth)
 
 
 def _exclusion(

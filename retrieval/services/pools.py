@@ -199,6 +199,7 @@ def _build_batch(
                 settings=settings,
                 versions=versions,
                 ground_truth_hash=gt_hashes.get(question_id),
+                ground_truth=ground_truths[row],
             )
             new_candidates.extend(pool_candidate(question_id, choice) for choice in pool)
             outcomes.append(

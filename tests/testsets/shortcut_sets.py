@@ -67,3 +67,33 @@ def style_shortcut(n: int = 80, *, seed: int = 3) -> list[tuple[list[str], int]]
 
 def as_pools(sets: list[tuple[list[str], int]]) -> list[Pool]:
     return [Pool(i, tuple(texts), label) for i, (texts, label) in enumerate(sets)]
+
+
+def skewed_length_pools(n: int = 200, *, seed: int = 4) -> list[tuple[str, list[str]]]:
+    """Each question's ground truth and 12 false candidates of which 9 are shorter than it and 3
+    longer: three drawn at random leave the ground truth the longest in 38 % of questions
+    (C(9,3) / C(12,3)), yet every place for it is reachable."""
+    rng = random.Random(seed)
+    pools = []
+    for _ in range(n):
+        gt_words = rng.randrange(8, 11)
+        shorter = [plain(_tokens(rng, rng.randrange(3, gt_words))) for _ in range(9)]
+        longer = [plain(_tokens(rng, rng.randrange(gt_words + 1, gt_words + 6))) for _ in range(3)]
+        false = shorter + longer
+        rng.shuffle(false)
+        pools.append((plain(_tokens(rng, gt_words)), false))
+    return pools
+
+
+def skewed_style_pools(n: int = 200, *, seed: int = 5) -> list[tuple[str, list[str]]]:
+    """The ground truth tokenised DailyDialog-style; of its 12 false candidates 4 are too and 8 are
+    plain; lengths drawn alike. Three drawn at random leave the ground truth the only tokenised
+    reply in a quarter of questions and one of two in half."""
+    rng = random.Random(seed)
+    pools = []
+    for _ in range(n):
+        false = [tokenised(_tokens(rng, rng.randrange(3, 15))) for _ in range(4)]
+        false += [plain(_tokens(rng, rng.randrange(3, 15))) for _ in range(8)]
+        rng.shuffle(false)
+        pools.append((tokenised(_tokens(rng, rng.randrange(3, 15))), false))
+    return pools

@@ -15,6 +15,7 @@ from core.services.jobs import JobProgress
 from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
 from testsets.models import TestSet
 from testsets.selectors import testset_agreement
+from testsets.shortcuts.balance import BalanceOptions
 
 from .rows import testset_stage
 from .shortcut_audit import testset_manifest_audit
@@ -35,6 +36,7 @@ def testset_build(
     false_per_question: int = 3,
     seed: int = 0,
     rules_version: int | None = None,
+    balance: BalanceOptions | None = None,
     progress: JobProgress | None = None,
 ) -> TestSet:
     """Build and freeze a test set. Deterministic for a seed: which candidates are chosen, which
@@ -42,10 +44,16 @@ def testset_build(
 
     Set-based: the filter decisions stream from one query (the preview's), the chosen questions
     and candidates go to a staging table, and the test set's rows are written from it in bulk,
-    a block of questions at a time (testset_rows); memory does not grow with the dataset."""
+    a block of questions at a time (testset_rows); memory does not grow with the dataset.
+
+    ``balance``: choose each question's false candidates shortcut-aware (testsets.shortcuts.balance)
+    among those the filter rules kept, after the rules and never instead of them; the manifest
+    records the options and how many questions could not be balanced."""
     slug_check(name=name, what="test set")
     if false_per_question < 1:
         raise UserError("--false must be at least 1")
+    if balance is not None and balance.rounds < 0:
+        raise UserError(f"--shortcut-rounds must be 0 or more, not {balance.rounds}")
     dataset = Dataset.objects.filter(name=dataset_name).first()
     if dataset is None:
         raise UserError(f"no dataset {dataset_name!r}")
@@ -61,7 +69,9 @@ def testset_build(
             name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question
         )
         with testset_stage() as stage:
-            preview = stage.plan(dataset=dataset, rules=rules, false_per_question=false_per_question, seed=seed)
+            preview = stage.plan(
+                dataset=dataset, rules=rules, false_per_question=false_per_question, seed=seed, balance=balance
+            )
             if not stage.questions:
                 raise UserError(
                     preview.nothing_buildable_reason()
@@ -100,6 +110,9 @@ def testset_build(
                 "release": testset_agreement(testset=testset),
             },
         }
+        if stage.balance is not None:
+            # only in a shortcut-aware build: the manifests of other builds keep their keys
+            testset.manifest["shortcut_balance"] = stage.balance.report(balance)
         testset.manifest["files"] = testset_file_entries(testset)
         # Context-free baselines over the release's frozen questions; releases built before the
         # audit existed have no such key, and their manifest, card and Croissant keep their bytes.

@@ -34,9 +34,12 @@ def build_testset(params: BuildTestsetParams, job: Job, progress: JobProgress) -
         false_per_question=params.false_per_question,
         seed=params.seed,
         rules_version=params.rules_version,
+        balance=params.balance(),
         progress=progress,
     )
-    return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"]}
+    balance = testset.manifest.get("shortcut_balance")
+    unbalanced = {"unbalanced": balance["unbalanced"]} if balance else {}
+    return {"testset_id": testset.pk, "name": testset.name, **testset.manifest["counts"], **unbalanced}
 
 
 def audit_shortcuts(params: AuditShortcutsParams, job: Job, progress: JobProgress) -> dict:

@@ -7,21 +7,18 @@ lengths as a rank and a z-score within the question: a pick is made among one qu
 candidates, so what counts is how a candidate differs from its neighbours.
 """
 
-import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.text import SPACED_PUNCTUATION, SPLIT_CLITIC
+
 from .pools import Pool
 
 WORD = r"(?u)\b\w+\b"
 PUNCTUATION = frozenset(string.punctuation)
-# The tokenised style of corpora such as DailyDialog: a space before punctuation ("Hi , how are you ?")
-# and clitics split from their word ("I 'm", "do n't").
-SPACED_PUNCTUATION = re.compile(r" [,.!?;:]")
-SPLIT_CLITIC = re.compile(r" (?:'(?:m|s|re|ve|ll|d)|n't)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -53,8 +50,8 @@ def candidate_table(pools: Sequence[Pool]) -> CandidateTable:
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     y[starts + np.array([pool.label for pool in pools], dtype=np.int64)] = 1
     table = CandidateTable(pools=pools, texts=texts, groups=groups, y=y, sizes=sizes)
-    base = _base_features(texts)
-    base["similarity"] = _similarity_to_others(texts, groups, sizes)
+    base = base_features(texts)
+    base["similarity"] = similarity_to_others(texts, groups, sizes)
     columns = dict(base)
     for name in ("chars", "tokens"):
         columns[f"{name}_rank"] = _rank_in_group(base[name], groups, sizes)
@@ -66,7 +63,7 @@ def candidate_table(pools: Sequence[Pool]) -> CandidateTable:
     return table
 
 
-def _base_features(texts: list[str]) -> dict[str, np.ndarray]:
+def base_features(texts: list[str]) -> dict[str, np.ndarray]:
     rows = [_text_features(text) for text in texts]
     names = list(rows[0]) if rows else []
     base = {name: np.array([row[name] for row in rows], dtype=np.float64) for name in names}
@@ -121,7 +118,7 @@ def _rarity(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return mean, weighted.max(axis=1).toarray().ravel()
 
 
-def _similarity_to_others(texts: list[str], groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def similarity_to_others(texts: list[str], groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Mean TF-IDF cosine of each candidate to the other candidates of its question: (x . sum of
     the question's rows - x . x) / (k - 1), all questions in two sparse products."""
     from scipy import sparse

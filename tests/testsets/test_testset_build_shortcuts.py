@@ -1,0 +1,78 @@
+"""A shortcut-aware build removes a length shortcut that the paper's random choice leaves, after the
+filter rules and never instead of them, and records what it did."""
+
+import pytest
+
+from annotation.models import Candidate, Score
+from core.errors import UserError
+from core.text import text_hash
+from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
+from tests.testsets.shortcut_sets import skewed_length_pools
+from testsets.services.build import testset_build
+from testsets.shortcuts.balance import BalanceOptions
+
+GOOD_GT = [5, 5, 4, 5, 5]
+WRONG = [1, 1, 2, 1, 1]
+UNGRAMMATICAL = [0, 0, 0, 1, 1]
+
+
+@pytest.fixture
+def skewed_dataset(db):
+    """200 questions whose ground truth is longer than 9 of its 12 false candidates (all scored
+    as clearly wrong), and one ungrammatical candidate each, longer still, that the rules must drop."""
+    dataset = DatasetFactory(name="skewed")
+    annotators = AnnotatorFactory.create_batch(5)
+    candidates, values = [], []
+    for gt, false in skewed_length_pools(n=200):
+        question = QuestionFactory(dataset=dataset, ground_truth=gt)
+        ground_truth = question.candidates.get(is_ground_truth=True)
+        values.append((ground_truth, GOOD_GT))
+        texts = [*false, "ungrammatical ungrammatical ungrammatical ungrammatical ungrammatical reply"]
+        for i, text in enumerate(texts):
+            candidates.append(
+                CandidateFactory.build(question=question, text=text, text_hash=text_hash(f"{text} {i}"), rank=i + 1)
+            )
+            values.append((candidates[-1], UNGRAMMATICAL if i == len(false) else WRONG))
+    Candidate.objects.bulk_create(candidates)
+    Score.objects.bulk_create(
+        Score(candidate=candidate, annotator=annotator, value=value)
+        for candidate, row in values
+        for annotator, value in zip(annotators, row, strict=True)
+    )
+    return dataset
+
+
+def flagged(testset) -> set[str]:
+    return set(testset.manifest["shortcut_audit"]["above_chance"])
+
+
+def test_the_random_choice_leaves_the_length_shortcut_and_the_shortcut_aware_build_removes_it(skewed_dataset):
+    at_random = testset_build(dataset_name="skewed", name="random", seed=1)
+    assert "longest" in flagged(at_random)
+    balanced = testset_build(dataset_name="skewed", name="balanced", seed=1, balance=BalanceOptions(rounds=2, seed=1))
+    assert "longest" not in flagged(balanced)
+    record = balanced.manifest["shortcut_balance"]
+    assert record["rounds"] == 2 and record["seed"] == 1 and record["questions"] == 200
+    assert 0 <= record["unbalanced"] < 200 and len(record["classifier_accuracy_by_round"]) == 2
+    assert "shortcut_balance" not in at_random.manifest
+
+
+def test_the_shortcut_aware_build_never_takes_a_candidate_the_rules_dropped(skewed_dataset):
+    testset = testset_build(dataset_name="skewed", name="balanced", seed=1, balance=BalanceOptions(rounds=1))
+    chosen = set(testset.items.values_list("candidates__candidate__text", flat=True))
+    assert not any("ungrammatical" in text for text in chosen)
+    assert testset.manifest["counts"]["questions"] == 200
+
+
+def test_dropping_unbalanced_questions_leaves_out_exactly_those_counted(skewed_dataset):
+    testset = testset_build(
+        dataset_name="skewed", name="balanced", seed=1, balance=BalanceOptions(rounds=1, drop_unbalanced=True)
+    )
+    record = testset.manifest["shortcut_balance"]
+    assert record["drop_unbalanced"] and record["unbalanced"] > 0
+    assert testset.manifest["counts"]["questions"] == 200 - record["unbalanced"]
+
+
+def test_negative_rounds_are_refused(skewed_dataset):
+    with pytest.raises(UserError, match="--shortcut-rounds"):
+        testset_build(dataset_name="skewed", name="bad", balance=BalanceOptions(rounds=-1))
