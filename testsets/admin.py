@@ -17,7 +17,7 @@ from testsets.formats.registry import FORMATS
 from testsets.forms import AuditShortcutsForm, BuildTestsetForm, TestsetImportForm
 from testsets.models import TestSet
 from testsets.selectors import shortcut_audit_latest
-from testsets.shortcuts.report import shortcut_rows
+from testsets.shortcuts.report import balance_sentence, shortcut_rows
 
 
 @admin.register(TestSet)
@@ -84,6 +84,7 @@ class TestSetAdmin(CheckedInputAdmin):
                 "result": result,
                 "origin": origin,
                 "rows": shortcut_rows(result or {}),
+                "balance": balance_sentence(obj.manifest.get("shortcut_balance")),
                 "audit_url": reverse("admin:testsets_testset_audit", args=[obj.pk]),
             },
         )

@@ -1,7 +1,10 @@
 """A shortcut-aware build removes a length shortcut that the paper's random choice leaves, after the
 filter rules and never instead of them, and records what it did."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from annotation.models import Candidate, Score
 from core.errors import UserError
@@ -76,3 +79,17 @@ def test_dropping_unbalanced_questions_leaves_out_exactly_those_counted(skewed_d
 def test_negative_rounds_are_refused(skewed_dataset):
     with pytest.raises(UserError, match="--shortcut-rounds"):
         testset_build(dataset_name="skewed", name="bad", balance=BalanceOptions(rounds=-1))
+
+
+def test_the_card_and_the_test_set_page_say_how_many_questions_could_not_be_balanced(
+    skewed_dataset, admin_client, tmp_path
+):
+    from huggingface_hub import DatasetCard
+
+    testset = testset_build(dataset_name="skewed", name="balanced", seed=1, balance=BalanceOptions(rounds=1))
+    unbalanced = testset.manifest["shortcut_balance"]["unbalanced"]
+    sentence = f"{unbalanced} of 200 questions could not be balanced (kept)"
+    call_command("export_testset", "balanced", "--format", "hf", "--out", str(tmp_path / "hf"), stdout=StringIO())
+    assert sentence in DatasetCard.load(tmp_path / "hf" / "README.md").text
+    page = admin_client.get(f"/admin/testsets/testset/{testset.pk}/change/").content.decode()
+    assert sentence in page

@@ -56,3 +56,17 @@ def shortcut_rows(result: dict) -> list[dict]:
         }
         for row in result.get("baselines", [])
     ]
+
+
+def balance_sentence(balance: dict | None) -> str:
+    """What a shortcut-aware build did, in one sentence ("" for a build that chose at random)."""
+    if not balance:
+        return ""
+    unbalanced = balance["unbalanced"]
+    fate = "left out" if balance.get("drop_unbalanced") else "kept"
+    return (
+        "False candidates were chosen shortcut-aware among those the filter rules kept: the ground truth's "
+        "place by length, by similarity to the other candidates and by a surface classifier's score was "
+        f"drawn at random ({balance['rounds']} adversarial filtering rounds, seed {balance['seed']}); "
+        f"{unbalanced} of {balance['questions']} questions could not be balanced ({fate})."
+    )

@@ -2,7 +2,7 @@
 
 import json
 
-from testsets.shortcuts.report import baseline_result, limitation_sentence
+from testsets.shortcuts.report import balance_sentence, baseline_result, limitation_sentence
 
 from .facts import ReleaseFacts
 from .lm_eval_task import DATA_FILE, lm_eval_command, lm_eval_task_path
@@ -228,7 +228,8 @@ def _audit_section(m: dict) -> list[str]:
     ]
     for row in audit["baselines"]:
         lines.append(f"| {row['label']} | {baseline_result(row)} | {'yes' if row.get('above_chance') else 'no'} |")
-    return [*lines, ""]
+    balance = balance_sentence(m.get("shortcut_balance"))
+    return [*lines, "", *([balance, ""] if balance else [])]
 
 
 def _html_text(text: str) -> str:
