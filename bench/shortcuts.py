@@ -15,6 +15,7 @@ Needs ../shared/data.
 """
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -48,7 +49,12 @@ def build_pools(args, folder: Path) -> None:
     from retrieval.services.repository_import import repository_import
 
     call_command("migrate", verbosity=0)
+    built = folder / "pools.json"
+    wanted = {"repository": args.repository, "normalise": args.normalise, "match_surface": args.match_surface}
     if Dataset.objects.filter(name="dd-test", questions__candidates__is_ground_truth=False).exists():
+        recorded = json.loads(built.read_text()) if built.exists() else {}
+        if recorded != wanted:
+            sys.exit(f"{folder} holds pools built with {recorded or 'other options'}, not {wanted}: use another --work")
         print("pools: reused from", folder)
         return
     normalise = {"normaliser": args.normalise} if args.normalise else {}
@@ -70,6 +76,7 @@ def build_pools(args, folder: Path) -> None:
         exclude_datasets=["dd-test"],
     )
     print(f"pools built in {time.perf_counter() - start:.0f} s")
+    built.write_text(json.dumps(wanted))
 
 
 def choice_pools():

@@ -1,25 +1,23 @@
 """Shortcut-aware choice of each question's false candidates, among those the human filter rules
 kept: the ground truth should not stand out from them by the candidates alone.
 
-Four cues are balanced per question:
-- length: the ground truth's place among its question's candidates ordered by length is drawn
-  uniformly at random (seeded), and false candidates are chosen to put it there, so that "the
-  longest reply" and "the shortest reply" pick it at chance;
-- similarity to the other candidates: false candidates retrieved around the ground truth are each
-  like it more than like each other, so the ground truth sits in their middle; its place among the
-  candidates ordered by mean TF-IDF cosine to the others is drawn and met the same way;
-- style: false candidates that share the ground truth's marks of style (tokenised or not, final
-  punctuation, initial capital) are preferred, each mark not shared costing as much as a place
-  missed;
-- everything a surface classifier learns (adversarial filtering, Zellers et al. 2018; Le Bras et
-  al. 2020): a logistic regression on the candidates' surface features is trained on the current
-  choice (out of fold: a question is scored by a model that never saw it), and the choice is
-  redone so that the ground truth's place among the classifier's scores is also drawn uniformly;
-  repeated for ``rounds``. False candidates the classifier tells apart most easily are the ones
-  left out.
+A baseline that picks the longest reply, the candidate most similar to the others or the one a
+surface classifier scores highest finds the ground truth at chance when, over all questions, the
+ground truth's place on that order (how many chosen candidates are shorter, less similar to the
+others, scored lower) is spread evenly over its k + 1 values. The choice spreads it on three orders:
+- length;
+- similarity to the other candidates (mean TF-IDF cosine): false candidates retrieved around the
+  ground truth are each like it more than like each other, so it sits in their middle;
+- the score of a surface classifier (adversarial filtering, Zellers et al. 2018; Le Bras et al.
+  2020): a logistic regression on the candidates' surface features is trained on the current
+  choice (out of fold: a question is scored by a model that never saw it) and the choice redone
+  against its scores, for ``rounds``.
+Questions, in a seeded order, each take the subset of k whose places are the least taken so far.
+Near-ties go to candidates that share the ground truth's marks of style (tokenised or not, final
+punctuation, initial capital), then to a small similarity margin, then to length closeness, then to
+the caller's order. A question is *unbalanced* when it crowds a place beyond its share on some
+order (n / (k + 1)); leaving those out leaves every place within its share.
 
-A question is *balanced* when both places were met. Questions with exactly ``k`` kept false
-candidates have no choice; they count as balanced only if their one choice meets the targets.
 Pure function of the texts, the options and the seed (the build stores it; bench/ measures it).
 """
 
@@ -52,7 +50,7 @@ class BalanceOptions:
             "seed": self.seed,
             "folds": self.folds,
             "drop_unbalanced": self.drop_unbalanced,
-            "method": "rank-balanced",
+            "method": "place-balanced",
             "version": 1,
         }
 
@@ -103,36 +101,46 @@ def balanced_choice(pools: Sequence[ChoicePool], *, k: int, options: BalanceOpti
     if not usable:
         return result
     table = _Table(usable, k=k)
-    rng = np.random.default_rng(options.seed)
-    target_length = rng.integers(0, k + 1, size=len(usable))
-    target_score = rng.integers(0, k + 1, size=len(usable))
-    target_similarity = rng.integers(0, k + 1, size=len(usable))
-    targets = (target_length, target_score, target_similarity)
     scores = np.zeros(len(table.texts))  # no classifier yet: length and similarity only
-    choice = table.choose(scores, targets, classifier=False)
+    choice = table.choose(scores, classifier=False, seed=options.seed)
     for _ in range(options.rounds):
         scores, accuracy = table.classifier_scores(choice, options)
         result.rounds.append({"accuracy": round(accuracy, 4)})
-        choice = table.choose(scores, targets, classifier=True)
+        choice = table.choose(scores, classifier=True, seed=options.seed)
     result.chosen = {
         pool.question_id: tuple(pool.false_ids[i] for i in chosen)
         for pool, chosen in zip(usable, choice.chosen, strict=True)
     }
-    result.unbalanced_length = int((~choice.length_met).sum())
-    result.unbalanced_classifier = int((~choice.score_met).sum()) if options.rounds else 0
-    result.unbalanced_similarity = int((~choice.similarity_met).sum())
-    met = choice.length_met & choice.score_met & choice.similarity_met
-    result.unbalanced = int((~met).sum())
-    result.unbalanced_ids = frozenset(pool.question_id for pool, ok in zip(usable, met, strict=True) if not ok)
+    crowded = choice.over_share(k)
+    result.unbalanced_length = len(crowded[0])
+    result.unbalanced_similarity = len(crowded[1])
+    result.unbalanced_classifier = len(crowded.get(2, ()))
+    unbalanced = set().union(*(set(ids.tolist()) for ids in crowded.values()))
+    result.unbalanced = len(unbalanced)
+    result.unbalanced_ids = frozenset(usable[i].question_id for i in unbalanced)
     return result
 
 
 @dataclass
 class _Choice:
     chosen: list[tuple[int, ...]]  # per question: indices into its considered false candidates
-    length_met: np.ndarray
-    score_met: np.ndarray
-    similarity_met: np.ndarray
+    places: np.ndarray  # (questions, orders): the ground truth's place on each order
+    costs: np.ndarray  # what each question's choice cost (crowding of its places, style, margin)
+
+    def over_share(self, k: int) -> dict[int, np.ndarray]:
+        """Per order, the questions that crowd a place beyond its share (n / (k + 1)): of those
+        at that place, the ones whose choice cost most."""
+        n = len(self.chosen)
+        out = {}
+        for order in range(self.places.shape[1]):
+            crowded = []
+            for place in range(k + 1):
+                at_place = np.flatnonzero(self.places[:, order] == place)
+                excess = len(at_place) - int(np.ceil(n / (k + 1)))
+                if excess > 0:
+                    crowded.extend(at_place[np.argsort(-self.costs[at_place], kind="stable")[:excess]])
+            out[order] = np.array(sorted(crowded), dtype=np.int64)
+        return out
 
 
 class _Table:
@@ -192,50 +200,58 @@ class _Table:
         )
         return scores, float(np.mean(ground_truth > chosen_best))
 
-    def choose(self, scores, targets, *, classifier: bool) -> _Choice:
-        """Per question, the k false candidates whose places for the ground truth (how many chosen
-        are shorter; how many the classifier scores lower; how many are less similar to the others)
-        are nearest the targets; ties go to the choice closest to the ground truth in length, then
-        to the caller's order."""
-        target_length, target_score, target_similarity = targets
+    def choose(self, scores, *, classifier: bool, seed: int) -> _Choice:
+        """The k false candidates of every question, so that over all questions the ground truth's
+        place on each order (how many chosen are shorter; how many the classifier scores lower; how
+        many are less similar to the others) is spread evenly over its k + 1 values: questions in a
+        seeded order each take the subset whose places are the least taken so far, style and
+        similarity margin breaking near-ties (closest in length, then the caller's order, last)."""
         n = len(self.n_false)
+        options = [self._options(size, scores, classifier=classifier) for size in np.unique(self.n_false)]
+        by_question: dict[int, tuple] = {}
+        for questions, subsets, places, base in options:
+            for row, q in enumerate(questions):
+                by_question[int(q)] = (subsets, places[row], base[row])
+        orders = 3 if classifier else 2
+        taken = np.zeros((orders, self.k + 1))
+        place_of = np.zeros((n, orders), dtype=np.int64)
         chosen: list[tuple[int, ...]] = [()] * n
-        met = {name: np.ones(n, dtype=bool) for name in ("length", "score", "similarity")}
-        for size in np.unique(self.n_false):
-            subsets = np.array(list(combinations(range(size), self.k)), dtype=np.int64)  # (s, k)
-            every = np.flatnonzero(self.n_false == size)
-            for block in range(0, len(every), _BLOCK):
-                questions = every[block : block + _BLOCK]
-                index = self.starts[questions][:, None] + 1 + np.arange(size)[None, :]  # (q, size)
-                chars, gt_chars = self.chars[index], self.chars[self.starts[questions]][:, None]
-                value, gt_value = scores[index], scores[self.starts[questions]][:, None]
-                shorter = (chars < gt_chars)[:, subsets].sum(axis=2)  # (q, s)
-                lower = (value < gt_value)[:, subsets].sum(axis=2)
-                misses = {
-                    "length": np.abs(shorter - target_length[questions][:, None]),
-                    "score": np.abs(lower - target_score[questions][:, None]) if classifier else 0 * shorter,
-                }
-                less_similar, margin = self._less_similar(size, every, block, subsets)
-                misses["similarity"] = np.abs(less_similar - target_similarity[questions][:, None])
-                closeness = np.abs(np.log1p(chars) - np.log1p(gt_chars))[:, subsets].mean(axis=2)
-                # style marks a chosen candidate does not share with the ground truth, summed
-                mismatch = (self.style[index] != self.style[self.starts[questions]][:, None, :]).sum(axis=2)
-                style_mismatch = mismatch[:, subsets].sum(axis=2)
-                cost = (
-                    misses["length"]
-                    + misses["score"]
-                    + misses["similarity"]
-                    + style_mismatch
-                    + SIMILARITY_MARGIN_WEIGHT * np.abs(margin)
-                    + _LENGTH_TIE_BREAK * closeness
-                )
-                best = np.argmin(cost, axis=1)  # the first subset in the caller's order among equals
-                rows = np.arange(len(questions))
-                for q, b in zip(questions, best, strict=True):
-                    chosen[q] = tuple(int(i) for i in subsets[b])
-                for name, miss in misses.items():
-                    met[name][questions] = miss[rows, best] == 0
-        return _Choice(chosen, length_met=met["length"], score_met=met["score"], similarity_met=met["similarity"])
+        extra = np.zeros(n)
+        for done, q in enumerate(np.random.default_rng(seed).permutation(n)):
+            subsets, places, base = by_question[int(q)]
+            share = done / (self.k + 1)
+            crowding = sum(taken[o, places[:, o]] - share for o in range(orders))
+            best = int(np.argmin(crowding + base))
+            chosen[q] = tuple(int(i) for i in subsets[best])
+            place_of[q] = places[best, :orders]
+            extra[q] = crowding[best] + base[best]
+            taken[np.arange(orders), place_of[q]] += 1
+        return _Choice(chosen, places=place_of, costs=extra)
+
+    def _options(self, size: int, scores, *, classifier: bool):
+        """For the questions with ``size`` false candidates: their indices, the subsets of k, and per
+        question and subset the ground truth's places (length, similarity, classifier) and the cost
+        of style marks not shared, of a similarity margin and of length distance."""
+        subsets = np.array(list(combinations(range(size), self.k)), dtype=np.int64)  # (s, k)
+        every = np.flatnonzero(self.n_false == size)
+        places, costs = [], []
+        for block in range(0, len(every), _BLOCK):
+            questions = every[block : block + _BLOCK]
+            index = self.starts[questions][:, None] + 1 + np.arange(size)[None, :]  # (q, size)
+            gt = self.starts[questions][:, None]
+            shorter = (self.chars[index] < self.chars[gt])[:, subsets].sum(axis=2)  # (q, s)
+            lower = (scores[index] < scores[gt])[:, subsets].sum(axis=2)
+            less_similar, margin = self._less_similar(size, every, block, subsets)
+            closeness = np.abs(np.log1p(self.chars[index]) - np.log1p(self.chars[gt]))[:, subsets].mean(axis=2)
+            # style marks a chosen candidate does not share with the ground truth, summed
+            mismatch = (self.style[index] != self.style[self.starts[questions]][:, None, :]).sum(axis=2)
+            places.append(np.stack([shorter, less_similar, lower], axis=2))
+            costs.append(
+                mismatch[:, subsets].sum(axis=2)
+                + SIMILARITY_MARGIN_WEIGHT * np.abs(margin)
+                + _LENGTH_TIE_BREAK * closeness
+            )
+        return every, subsets, np.concatenate(places), np.concatenate(costs)
 
     def _less_similar(self, size: int, every: np.ndarray, block: int, subsets: np.ndarray) -> np.ndarray:
         """(q, s): for each subset, how many of its candidates are less similar to the others of

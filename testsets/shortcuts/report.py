@@ -67,6 +67,6 @@ def balance_sentence(balance: dict | None) -> str:
     return (
         "False candidates were chosen shortcut-aware among those the filter rules kept: the ground truth's "
         "place by length, by similarity to the other candidates and by a surface classifier's score was "
-        f"drawn at random ({balance['rounds']} adversarial filtering rounds, seed {balance['seed']}); "
+        f"spread evenly over the questions ({balance['rounds']} adversarial filtering rounds, seed {balance['seed']}); "
         f"{unbalanced} of {balance['questions']} questions could not be balanced ({fate})."
     )
