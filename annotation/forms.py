@@ -34,7 +34,7 @@ class DialogueImportForm(
     """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
-    field_order = ["file", "format", "dataset", "context_turns", "max_dialogues"]
+    field_order = ["file", "format", "dataset", "context_turns", "max_dialogues", "normaliser"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])

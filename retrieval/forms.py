@@ -17,7 +17,7 @@ class RepositoryImportForm(
     """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
     file = forms.FileField(help_text="One utterance per line (.gz too), Cornell movie_lines.txt, or DailyDialog")
-    field_order = ["file", "name", "format", "min_tokens", "exclude_datasets"]
+    field_order = ["file", "name", "format", "min_tokens", "exclude_datasets", "normaliser"]
 
     def clean_name(self):
         return service_check(repository_name_check, name=self.cleaned_data["name"])
