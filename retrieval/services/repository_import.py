@@ -117,15 +117,28 @@ def repository_import(
     }
 
 
-def repository_normaliser_set(*, repository: Repository, normaliser: TextNormaliser) -> None:
-    """Record the normaliser an import into ``repository`` applies; refused when the repository
-    holds utterances imported with another one (or another version of it)."""
+def repository_normaliser_check(*, name: str, normaliser: str) -> None:
+    """Whether an import into repository ``name`` (new or existing) may apply ``normaliser``: a
+    UserError when it holds utterances imported with another (the import form asks before the job)."""
+    chosen = normaliser_get(normaliser)
+    repository = Repository.objects.filter(name=name).first()
+    if repository is not None:
+        _normaliser_mix_check(repository=repository, normaliser=chosen)
+
+
+def _normaliser_mix_check(*, repository: Repository, normaliser: TextNormaliser) -> None:
     normaliser_mix_check(
         what=f"repository {repository.name!r}",
         recorded=(repository.text_normaliser, repository.text_normaliser_version),
         normaliser=normaliser,
         holds_texts=Utterance.objects.filter(repository=repository).exists(),
     )
+
+
+def repository_normaliser_set(*, repository: Repository, normaliser: TextNormaliser) -> None:
+    """Record the normaliser an import into ``repository`` applies; refused when the repository
+    holds utterances imported with another one (or another version of it)."""
+    _normaliser_mix_check(repository=repository, normaliser=normaliser)
     if (repository.text_normaliser, repository.text_normaliser_version) != (normaliser.name, normaliser.version):
         repository.text_normaliser, repository.text_normaliser_version = normaliser.name, normaliser.version
         repository.save(update_fields=["text_normaliser", "text_normaliser_version"])
