@@ -51,14 +51,16 @@ class NoNormaliser(TextNormaliser):
 # "don ' t"), before it ("I 'm", "John 's") or the Penn Treebank's "n't" ("do n't"). Only these
 # endings: a lone quote before any other word opens a quotation ("called ' the ...").
 _CLITIC = r"(?:s|m|re|ve|ll|d)"
-_SPACED_APOSTROPHE = re.compile(rf"(?<=\w) ['’] ?({_CLITIC})(?!\w)|(?<=n) ['’] (t)(?!\w)", re.IGNORECASE)
-_APOSTROPHE_BOTH_SIDES = re.compile(r"(?<=\b[oO]) ['’] (?=clock\b)|(?<=\b[mM]a) ['’] (?=am\b)")
-_PENN_NOT = re.compile(r"(?<=\w) (n't)(?!\w)", re.IGNORECASE)
+# (Each pattern starts with its literal space, the lookbehind after it: the engine then looks for the
+# space instead of trying every position; a step whose mark is absent is not run.)
+_SPACED_APOSTROPHE = re.compile(rf" (?<=\w )['’] ?({_CLITIC})(?!\w)| (?<=n )['’] (t)(?!\w)", re.IGNORECASE)
+_APOSTROPHE_BOTH_SIDES = re.compile(r" (?<=\b[oO] )['’] (?=clock\b)| (?<=\b[mM]a )['’] (?=am\b)")
+_PENN_NOT = re.compile(r" (?<=\w )(n't)(?!\w)", re.IGNORECASE)
 _PENN_SPLITS = re.compile(r"\b(gon|wan|got) (na|ta)\b", re.IGNORECASE)
 # No space before closing punctuation (runs of it too: "... ?", "! !"), none after an opening one.
 _SPACE_BEFORE = re.compile(r" +(?=[,.!?;:%)\]}])")
-_SPACE_AFTER = re.compile(r"(?<=[(\[{$]) +")
-_TIME = re.compile(r"(?<=\d) : (?=\d)")
+_SPACE_AFTER = re.compile(r"([(\[{$]) +")
+_TIME = re.compile(r" (?<=\d ): (?=\d)")
 _QUOTE = '"'
 
 
@@ -110,14 +112,19 @@ class Detokenize(TextNormaliser):
             return text
         if "'" in text or "’" in text:
             text = _SPACED_APOSTROPHE.sub(_clitic, text)
-            text = _APOSTROPHE_BOTH_SIDES.sub("'", text)
-            text = _PENN_NOT.sub(r"\1", text)
-        text = _PENN_SPLITS.sub(r"\1\2", text)
+            if "clock" in text or " am" in text:
+                text = _APOSTROPHE_BOTH_SIDES.sub("'", text)
+            if "n't" in text or "N'T" in text:
+                text = _PENN_NOT.sub(r"\1", text)
+        if " na" in text or " ta" in text or " NA" in text or " TA" in text:
+            text = _PENN_SPLITS.sub(r"\1\2", text)
         if _QUOTE in text:
             text = _quotes_joined(text)
-        text = _TIME.sub(":", text)
+        if " : " in text:
+            text = _TIME.sub(":", text)
         text = _SPACE_BEFORE.sub("", text)
-        text = _SPACE_AFTER.sub("", text)
+        if "(" in text or "[" in text or "{" in text or "$" in text:
+            text = _SPACE_AFTER.sub(r"\1", text)
         return text
 
 
@@ -127,9 +134,10 @@ _OVERRIDE = re.compile(r"\{\\[^{}]*\}")
 # a parenthesis in lower case is usually part of what is said).
 _SOUND_PREFIX = re.compile(r"^(?:\[[^\[\]]*\]|\((?=[^()]*[A-Z])[^()a-z]*\))[\s:]*")
 _MUSIC = re.compile(r"[♪♫]+")
-# A dialogue dash: at the start of the line, or after the end of the first speaker's sentence.
-_LEADING_DASH = re.compile(r"^[-‐–—]+ *(?=\D)")
-_SPEAKER_DASH = re.compile(r"(?<=[.!?…]) [-‐–—]+ +")
+# A dialogue dash: at the start of the line, or after the end of the first speaker's sentence. One
+# dash: a screenplay's "--" marks a line cut off or carried on, which is said, not markup.
+_LEADING_DASH = re.compile(r"^[-‐–—](?![-‐–—]) *(?=\D)")
+_SPEAKER_DASH = re.compile(r"(?<=[.!?…]) [-‐–—](?![-‐–—]) +")
 
 
 class Subtitles(TextNormaliser):

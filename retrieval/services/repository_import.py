@@ -238,21 +238,29 @@ class _Batches:
                         self._flush()
 
     def _normalised(self, texts: list, tokens: list, hashes: list) -> list[str]:
-        """Normalise the texts of a block that core.text_batch took, in place (a changed one gets its
-        word count and hash anew); the originals of the changed ones ("" for the others)."""
+        """Normalise the texts of a block that core.text_batch took, in place; the changed ones get
+        their word counts and hashes anew, set-wise again (core.text_batch, one by one where it
+        leaves one). The originals of the changed ones ("" for the others)."""
         normalise, originals = self.normaliser.normalise, [""] * len(texts)
-        seen = changed = 0
+        changed: list[int] = []
         for i, text in enumerate(texts):
             if not text:
                 continue
-            seen += 1
+            self.counts["texts_seen"] += 1
             result = clean_text(normalise(text))
             if result != text:
-                changed += 1
+                changed.append(i)
                 originals[i], texts[i] = text, result
-                tokens[i], hashes[i] = count_tokens(result), text_hash(result) if result else ""
-        self.counts["texts_seen"] += seen
-        self.counts["texts_changed"] += changed
+        self.counts["texts_changed"] += len(changed)
+        if changed:
+            _, new_tokens, new_hashes = clean_texts_tokens_and_hashes(
+                [texts[i].encode("utf-8") for i in changed], utf8=True
+            )
+            for i, n_tokens, digest in zip(changed, new_tokens, new_hashes, strict=True):
+                text = texts[i]
+                if n_tokens is None:
+                    n_tokens, digest = count_tokens(text), text_hash(text) if text else ""
+                tokens[i], hashes[i] = n_tokens, digest
         return originals
 
     def _add_text(self, text: str, number: int, source_ref: str) -> None:

@@ -78,6 +78,8 @@ def test_detokenize_leaves_untokenised_and_ambiguous_text_as_it_is(text):
         ("(to John) Come here.", "(to John) Come here."),  # said, not a sound
         ("It was cold [really cold].", "It was cold [really cold]."),  # not at the start
         ("-5 degrees outside.", "-5 degrees outside."),
+        ("-- and stop calling me Shirley!", "-- and stop calling me Shirley!"),  # a screenplay's cut-off line
+        ("I can! -- Stop it.", "I can! -- Stop it."),
     ],
 )
 def test_subtitles_strips_markup_and_nothing_else(raw, expected):

@@ -137,3 +137,16 @@ def test_the_repository_list_shows_the_normaliser(admin_client, write_file):
     repository_import(path=write_file("a.txt", "Hi there .\n"), name="subs", normaliser="detokenize")
     page = admin_client.get(reverse("admin:annotation_repository_changelist")).content.decode()
     assert "detokenize v1" in page
+
+
+@pytest.mark.parametrize("use_copy", [None, False])
+def test_every_writer_keeps_the_originals(db, write_file, use_copy):
+    # another repository first: the table is not empty, so PostgreSQL takes its incremental writers
+    repository_import(path=write_file("other.txt", "Something else.\n"), name="other")
+    repository_import(
+        path=write_file("subs.txt", "Where\tare you ?\nHere.\n"),
+        name="subs",
+        normaliser="detokenize",
+        use_copy=use_copy,
+    )
+    assert [(text, original) for text, original, *_ in rows()] == [("Where are you?", "Where are you ?"), ("Here.", "")]
