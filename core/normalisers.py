@@ -183,7 +183,6 @@ class Standard(TextNormaliser):
 _DETOKENIZE, _SUBTITLES = Detokenize(), Subtitles()
 NORMALISERS: dict[str, TextNormaliser] = {n.name: n for n in (NoNormaliser(), _DETOKENIZE, _SUBTITLES, Standard())}
 DEFAULT_NORMALISER = "none"
-NORMALISER_CHOICES = tuple(NORMALISERS)
 
 
 def normaliser_get(name: str) -> TextNormaliser:
