@@ -5,11 +5,12 @@ from django import forms
 from annotation.job_params import ImportDialoguesParams, ImportScoresParams
 from annotation.models import Annotator, AnnotatorProvider, Dataset, FilterRules
 from annotation.rules import FALSE_PER_QUESTION
-from annotation.services.datasets import dataset_name_check
+from annotation.services.datasets import dataset_name_check, dataset_normaliser_check
 from annotation.services.invitations import INVITE_DAYS, INVITE_MAX_USES, invitation_limits_check, max_units_check
 from annotation.services.submission import MAX_DURATION_MS, Answer, duration_check
 from core.forms import service_check
 from core.job_forms import job_params_form
+from core.normalisers import DEFAULT_NORMALISER
 
 
 class DatasetAdminForm(forms.ModelForm):
@@ -28,16 +29,30 @@ CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
 
 class DialogueImportForm(
     job_params_form(
-        ImportDialoguesParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS, "max_dialogues": {"min_value": 1}}
+        ImportDialoguesParams,
+        fields={
+            "context_turns": CONTEXT_TURNS_BOUNDS,
+            "max_dialogues": {"min_value": 1},
+            "normaliser": {"required": False},
+        },
     )
 ):
     """``job_params(path=...)``: the job's parameters, with the uploaded file stored at ``path``."""
 
     file = forms.FileField(help_text='DailyDialog dialogues_*.txt, or JSONL with {"context": [...], "response": "..."}')
-    field_order = ["file", "format", "dataset", "context_turns", "max_dialogues"]
+    field_order = ["file", "format", "dataset", "context_turns", "max_dialogues", "normaliser"]
 
     def clean_dataset(self):
         return service_check(dataset_name_check, name=self.cleaned_data["dataset"])
+
+    def clean_normaliser(self):
+        return self.cleaned_data["normaliser"] or DEFAULT_NORMALISER
+
+    def clean(self):
+        data = super().clean()
+        if data.get("dataset") and data.get("normaliser"):
+            service_check(dataset_normaliser_check, name=data["dataset"], normaliser=data["normaliser"])
+        return data
 
 
 class ScoreImportForm(job_params_form(ImportScoresParams)):

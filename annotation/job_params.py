@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from django.urls import reverse
 
 from core.job_registry import JobParams, NextStep, param
+from core.normalisers import DEFAULT_NORMALISER, NORMALISERS
 from core.readable import count, number
 
 DIALOGUE_FORMATS = ("dailydialog", "jsonl")  # annotation.services.dialogue_import reads each
@@ -27,6 +28,31 @@ class DatasetNextStep:
 
     def next_step(self, result: dict[str, Any]) -> NextStep | None:
         return dataset_step(result["dataset"])
+
+
+# The choices of --normalise (core.normalisers), with what each does for the forms.
+NORMALISER_CHOICES = [(n.name, f"{n.name}: {n.description}") for n in NORMALISERS.values()]
+
+
+def normaliser_param() -> str:
+    """The ``normaliser`` parameter of an import: which style normaliser rewrites its texts."""
+    return param(
+        DEFAULT_NORMALISER,
+        help="rewrite every text's style with this normaliser (detokenize: DailyDialog's spaces before "
+        "punctuation; subtitles: markup; standard: both), recorded on what is imported into",
+        choices=NORMALISER_CHOICES,
+        option="--normalise",
+    )
+
+
+def normalised_text(result: dict[str, Any]) -> str:
+    """``; normaliser detokenize v1 changed 7,722 of 7,740 texts`` (nothing for the identity)."""
+    if "texts_changed" not in result:
+        return ""
+    return (
+        f"; normaliser {result['normaliser']} v{result['normaliser_version']} changed "
+        f"{count(result['texts_changed'])} of {count(result['texts_seen'])} texts"
+    )
 
 
 def skipped_text(result: dict[str, Any], labels: dict[str, str]) -> str:
@@ -48,6 +74,7 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
         None, help="import the first N dialogues of the file that make a question (empty: all of them)"
     )
     encoding: str = param("utf-8", help="the file's text encoding", form=False)
+    normaliser: str = normaliser_param()
 
     def summary(self, result: dict[str, Any]) -> str:
         lines, questions = result["lines"], result["questions"]
@@ -62,6 +89,7 @@ class ImportDialoguesParams(DatasetNextStep, JobParams):
         skipped_lines = lines - questions
         if result.get("stopped_at_max_dialogues"):
             text += f", the first {count(result['stopped_at_max_dialogues'])} dialogues asked for"
+        text += normalised_text(result)
         return (
             f"{text}; {count(skipped_lines)} {'line' if skipped_lines == 1 else 'lines'} skipped ({skipped})."
             if skipped

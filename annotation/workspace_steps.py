@@ -9,6 +9,7 @@ from annotation.job_params import ImportDialoguesParams, QualityRefreshParams
 from annotation.models import Dataset, QualitySnapshot
 from annotation.selectors_dataset import dataset_corpus_counts, dataset_progress, dataset_units_to_open
 from annotation.workspace import Action, Number, StepState, StepStatus, WorkspaceStep, workspace_memo
+from core.normalisers import DEFAULT_NORMALISER, normaliser_label
 from core.selectors import job_params_q
 
 
@@ -30,9 +31,11 @@ def import_state(dataset: Dataset) -> StepState:
             numbers,
             [Action("Import dialogues", _import_url(dataset), "annotation.add_dataset")],
         )
+    normaliser = normaliser_label(dataset.text_normaliser, dataset.text_normaliser_version)
+    normalised = "" if dataset.text_normaliser == DEFAULT_NORMALISER else f" Texts normalised at import: {normaliser}."
     return StepState(
         StepStatus.DONE,
-        f"{counts['questions']:,} questions from {counts['dialogues']:,} dialogues.",
+        f"{counts['questions']:,} questions from {counts['dialogues']:,} dialogues.{normalised}",
         numbers,
         [Action("Import more dialogues", _import_url(dataset), "annotation.add_dataset", primary=False)],
     )

@@ -6,6 +6,7 @@ from django.utils.html import format_html
 from annotation.admin.dataset_tools import DatasetTool, QuestionLink
 from annotation.models import Dataset, Repository, Utterance
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job
+from core.normalisers import normaliser_label
 from core.services.jobs import job_create
 from core.services.uploads import upload_store
 from retrieval.forms import PoolForm, RepositoryImportForm
@@ -15,9 +16,9 @@ from retrieval.models import QuestionRetrieval, RetrievalIndex
 
 @admin.register(Repository)
 class RepositoryAdmin(CheckedInputAdmin):
-    list_display = ["name", "n_utterances", "content_version", "created_at"]
+    list_display = ["name", "n_utterances", "normaliser", "content_version", "created_at"]
     search_fields = ["name"]
-    readonly_fields = ["content_version", "created_at"]
+    readonly_fields = ["content_version", "text_normaliser", "text_normaliser_version", "created_at"]
     actions = ["build_indexes"]
     change_list_template = "admin/wellchosen/repository_changelist.html"
 
@@ -27,6 +28,10 @@ class RepositoryAdmin(CheckedInputAdmin):
     @admin.display(description="utterances", ordering="utterance_count")
     def n_utterances(self, obj):
         return obj.utterance_count
+
+    @admin.display(description="normaliser", ordering="text_normaliser")
+    def normaliser(self, obj):
+        return normaliser_label(obj.text_normaliser, obj.text_normaliser_version)
 
     @admin.action(description="Build new search indexes (BM25 and embeddings)", permissions=["change"])
     def build_indexes(self, request, queryset):

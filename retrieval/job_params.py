@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from annotation.job_params import DatasetNextStep, skipped_text
+from annotation.job_params import DatasetNextStep, normalised_text, normaliser_param, skipped_text
 from core.job_registry import JobParams, NextStep, param
 from core.readable import count
 
@@ -31,6 +31,7 @@ class ImportRepositoryParams(JobParams):
         option="--exclude-dataset",
     )
     encoding: str = param("utf-8", help="the file's text encoding", form=False)
+    normaliser: str = normaliser_param()
 
     def summary(self, result: dict[str, Any]) -> str:
         skipped = skipped_text(
@@ -48,7 +49,7 @@ class ImportRepositoryParams(JobParams):
             f"Imported {count(result['inserted'])} utterances into repository {result['repository']} from "
             f"{PurePath(self.path).name} ({count(result['lines'])} lines"
             + (f"; left out: {skipped}" if skipped else "")
-            + f"); it holds {count(result['repository_size'])} utterances."
+            + f"){normalised_text(result)}; it holds {count(result['repository_size'])} utterances."
         )
 
     def next_step(self, result: dict[str, Any]) -> NextStep | None:

@@ -2,13 +2,14 @@
 context turns and its candidates in the test set's order, streamed a chunk of questions at a time.
 """
 
+import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db import connection
 
-from annotation.models import Candidate, Question, Turn
+from annotation.models import Candidate, Question, Turn, Utterance
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 
 CHUNK = 5000
@@ -20,6 +21,7 @@ class ItemTurn:
 
     speaker: str
     text: str
+    original_text: str = ""  # as imported, where a normaliser changed it (read when asked for)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,7 @@ class ItemCandidate:
     retriever_version: str
     retrieval: list
     provenance: dict
+    original_text: str = ""  # as imported (or as its utterance was), where a normaliser changed it
 
     @property
     def pk(self) -> int:
@@ -67,13 +70,21 @@ class TestSetItem:
         return [c for c in self.candidates if not c.is_ground_truth]
 
 
-def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetItem]:
-    """The test set's questions in order, three queries per ``chunk`` questions.
+def testset_items(testset: TestSet, *, chunk: int = CHUNK, original_text: bool = False) -> Iterator[TestSetItem]:
+    """The test set's questions in order, three queries per ``chunk`` questions; with
+    ``original_text``, each text's original too (``original_texts`` puts them in its place).
 
     Plain SQL and tuples: at 100,000 questions the ORM's model instances (a TestSetCandidate and a
     Candidate per row) cost several times the queries, and every export reads the whole set."""
     tsq, tsc = TestSetQuestion._meta.db_table, TestSetCandidate._meta.db_table
     question, candidate, turn = Question._meta.db_table, Candidate._meta.db_table, Turn._meta.db_table
+    # A retrieved candidate keeps its text in its utterance's style; the original is the utterance's.
+    originals = (
+        (", t.original_text", ", COALESCE(NULLIF(c.original_text, ''), u.original_text, '')")
+        if original_text
+        else ("", "")
+    )
+    utterance_join = f" LEFT JOIN {Utterance._meta.db_table} u ON u.id = c.utterance_id" if original_text else ""
     page = "tsq.testset_id = %s AND tsq.position >= %s AND tsq.position <= %s"
     last_position = -1
     with connection.cursor() as cursor:
@@ -90,18 +101,19 @@ def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetIt
             bounds = [testset.pk, items[0][1], items[-1][1]]
             last_position = items[-1][1]
             cursor.execute(
-                f"SELECT t.context_id, t.speaker, t.text FROM {turn} t WHERE t.context_id IN "
+                f"SELECT t.context_id, t.speaker, t.text{originals[0]} FROM {turn} t WHERE t.context_id IN "
                 f"(SELECT q.context_id FROM {tsq} tsq JOIN {question} q ON q.id = tsq.question_id WHERE {page}) "
                 "ORDER BY t.context_id, t.position",
                 bounds,
             )
             turns: dict[int, list[ItemTurn]] = {}
-            for context_id, speaker, text in cursor.fetchall():
-                turns.setdefault(context_id, []).append(ItemTurn(speaker, text))
+            for context_id, *fields in cursor.fetchall():
+                turns.setdefault(context_id, []).append(ItemTurn(*fields))
             cursor.execute(
                 "SELECT tsc.item_id, tsc.position, tsc.is_ground_truth, tsc.scores, c.id, c.text, c.is_ground_truth, "
-                "c.source, c.utterance_id, c.retrieval_score, c.rank, c.retriever_version, c.retrieval, c.provenance "
-                f"FROM {tsc} tsc JOIN {tsq} tsq ON tsq.id = tsc.item_id JOIN {candidate} c ON c.id = tsc.candidate_id "
+                "c.source, c.utterance_id, c.retrieval_score, c.rank, c.retriever_version, c.retrieval, c.provenance"
+                f"{originals[1]} FROM {tsc} tsc JOIN {tsq} tsq ON tsq.id = tsc.item_id "
+                f"JOIN {candidate} c ON c.id = tsc.candidate_id{utterance_join} "
                 f"WHERE {page} ORDER BY tsc.item_id, tsc.position",
                 bounds,
             )
@@ -112,7 +124,9 @@ def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetIt
                         position,
                         bool(is_gt),
                         _json(scores),
-                        ItemCandidate(c[0], c[1], bool(c[2]), c[3], c[4], c[5], c[6], c[7], _json(c[8]), _json(c[9])),
+                        ItemCandidate(
+                            c[0], c[1], bool(c[2]), c[3], c[4], c[5], c[6], c[7], _json(c[8]), _json(c[9]), *c[10:]
+                        ),
                     )
                 )
             for item_id, position, question_id, derived_from_id, context_id in items:
@@ -123,6 +137,23 @@ def testset_items(testset: TestSet, *, chunk: int = CHUNK) -> Iterator[TestSetIt
                     turns=turns.get(context_id, []),
                     candidates=candidates.get(item_id, []),
                 )
+
+
+def original_texts(items: Iterable[TestSetItem]) -> Iterator[TestSetItem]:
+    """The items of ``testset_items(..., original_text=True)`` with each text as it was imported,
+    where a normaliser changed it (the others as they are)."""
+    for item in items:
+        yield dataclasses.replace(
+            item,
+            turns=[dataclasses.replace(t, text=t.original_text or t.text) for t in item.turns],
+            candidates=[
+                dataclasses.replace(
+                    c,
+                    candidate=dataclasses.replace(c.candidate, text=c.candidate.original_text or c.candidate.text),
+                )
+                for c in item.candidates
+            ],
+        )
 
 
 def _json(value):

@@ -35,7 +35,8 @@ class DatasetAdmin(CheckedInputAdmin):
     ]
     list_filter = ["task"]
     search_fields = ["name"]
-    readonly_fields = ["attention_checks", "created_at"]
+    # set by the imports (core.normalisers), the same for all of them
+    readonly_fields = ["attention_checks", "text_normaliser", "text_normaliser_version", "created_at"]
     change_list_template = "admin/wellchosen/dataset_changelist.html"
 
     def get_fields(self, request, obj=None):

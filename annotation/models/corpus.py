@@ -39,6 +39,10 @@ class Dataset(models.Model):
     )
     error_labels = models.JSONField(default=list, blank=True, help_text="Optional reasons for scores <= 2")
     task = models.CharField(max_length=16, choices=DatasetTask.choices, default=DatasetTask.SELECT)
+    # The style normaliser its imports applied (core.normalisers), the same for all of them: texts of
+    # two styles in one dataset are what the shortcut audit catches.
+    text_normaliser = models.CharField(max_length=40, default="none")
+    text_normaliser_version = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -96,6 +100,8 @@ class Turn(models.Model):
     position = models.PositiveSmallIntegerField(help_text="0-based order within the context.")
     speaker = models.CharField(max_length=100, blank=True)
     text = models.TextField()
+    # The text as the file had it, when a normaliser changed it ("" when ``text`` is that text).
+    original_text = models.TextField(blank=True, default="", db_default="")
     text_hash = models.CharField(max_length=32, db_index=True)
 
     class Meta:
@@ -170,6 +176,8 @@ class Candidate(models.Model):
         "annotation.Utterance", null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
     )
     text = models.TextField()
+    # The text as the file had it, when a normaliser changed it ("" when ``text`` is that text).
+    original_text = models.TextField(blank=True, default="", db_default="")
     text_hash = models.CharField(max_length=32)
     is_ground_truth = models.BooleanField(default=False)
     source = models.CharField(max_length=16, choices=CandidateSource.choices)

@@ -16,6 +16,10 @@ class Repository(models.Model):
     # Bumped by every import that adds utterances: a search index built at another content
     # version is stale.
     content_version = models.PositiveIntegerField(default=0)
+    # The style normaliser its imports applied (core.normalisers), the same for all of them: texts of
+    # two styles in one repository are what the shortcut audit catches.
+    text_normaliser = models.CharField(max_length=40, default="none")
+    text_normaliser_version = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -32,6 +36,8 @@ class Utterance(models.Model):
     # maintain for every imported row).
     repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="utterances", db_index=False)
     text = models.TextField()
+    # The text as the file had it, when a normaliser changed it ("" when ``text`` is that text).
+    original_text = models.TextField(blank=True, default="", db_default="")
     # On PostgreSQL in the "C" collation (annotation 0019): an AlterField of it must keep that.
     text_hash = models.CharField(max_length=32, help_text="Hash of the normalised text (core.text).")
     n_tokens = models.PositiveSmallIntegerField()

@@ -5,6 +5,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset
 from core.names import slug_check
+from core.normalisers import TextNormaliser, normaliser_get, normaliser_mix_check
 
 
 def dataset_name_check(*, name: str) -> str:
@@ -32,3 +33,30 @@ def dataset_get_or_create(*, name: str, context_turns: int = 3) -> Dataset:
             return dataset_save(dataset=Dataset(name=name, context_turns=context_turns))
     except IntegrityError:  # created by a concurrent import in the meantime
         return Dataset.objects.get(name=name)
+
+
+def dataset_normaliser_check(*, name: str, normaliser: str) -> None:
+    """Whether an import into dataset ``name`` (new or existing) may apply ``normaliser``: a
+    UserError when it holds questions imported with another (the import form asks before the job)."""
+    chosen = normaliser_get(normaliser)
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is not None:
+        _normaliser_mix_check(dataset=dataset, normaliser=chosen)
+
+
+def _normaliser_mix_check(*, dataset: Dataset, normaliser: TextNormaliser) -> None:
+    normaliser_mix_check(
+        what=f"dataset {dataset.name!r}",
+        recorded=(dataset.text_normaliser, dataset.text_normaliser_version),
+        normaliser=normaliser,
+        holds_texts=dataset.questions.exists(),
+    )
+
+
+def dataset_normaliser_set(*, dataset: Dataset, normaliser: TextNormaliser) -> None:
+    """Record the normaliser an import into ``dataset`` applies; refused when the dataset holds
+    questions imported with another one (or another version of it)."""
+    _normaliser_mix_check(dataset=dataset, normaliser=normaliser)
+    if (dataset.text_normaliser, dataset.text_normaliser_version) != (normaliser.name, normaliser.version):
+        dataset.text_normaliser, dataset.text_normaliser_version = normaliser.name, normaliser.version
+        dataset.save(update_fields=["text_normaliser", "text_normaliser_version"])

@@ -9,10 +9,11 @@ from annotation.job_params import DIALOGUE_FORMATS
 from core.errors import ImportFileError, UserError
 from core.json_lines import JSONSyntaxError, parse_json_line
 from core.lines import LineReader, RawLine, decode_field, encoding_check
+from core.normalisers import DEFAULT_NORMALISER, normaliser_get, normaliser_report
 from core.services.jobs import JobProgress
 
-from .datasets import dataset_get_or_create
-from .questions import QuestionRecord, check_text, questions_bulk_create, source_ensure_new
+from .datasets import dataset_get_or_create, dataset_normaliser_set
+from .questions import QuestionRecord, check_text, questions_bulk_create, record_normalise, source_ensure_new
 
 FORMATS = DIALOGUE_FORMATS
 _EOU = b"__eou__"
@@ -26,12 +27,14 @@ def dialogues_import(
     context_turns: int = 3,
     max_dialogues: int | None = None,
     encoding: str = "utf-8",
+    normaliser: str = DEFAULT_NORMALISER,
     progress: JobProgress | None = None,
 ) -> dict:
     """Import one question per dialogue: ``context_turns`` turns of context and the next turn as
     ground truth (DailyDialog: the first turns of each dialogue, as in Sato et al.). With
     ``max_dialogues``, the first that many dialogues that make a question; the file is read no
-    further (a sample of a large file).
+    further (a sample of a large file). ``normaliser`` (core.normalisers) rewrites every turn's
+    style; the dataset records it, and refuses another one once it holds questions.
 
     One transaction: on any error nothing is imported.
     """
@@ -42,6 +45,7 @@ def dialogues_import(
     if max_dialogues is not None and (isinstance(max_dialogues, bool) or max_dialogues < 1):
         raise UserError("--max-dialogues must be at least 1 (or left out: all of them)")
     encoding_check(encoding=encoding)
+    chosen = normaliser_get(normaliser)
     path = Path(path)
     reader = LineReader(path, max_bytes=settings.WELLCHOSEN_MAX_UTTERANCE_CHARS * 4 * 64)
     parse = _parse_dailydialog if fmt == "dailydialog" else _parse_jsonl
@@ -54,10 +58,12 @@ def dialogues_import(
         "skipped_short": 0,
         "skipped_truncated_last_line": 0,
     }
+    normalised = {"texts_seen": 0, "texts_changed": 0}
     batch_size = settings.WELLCHOSEN_IMPORT_BATCH_SIZE
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, context_turns=context_turns)
         source_ensure_new(dataset=dataset, source=path.name)
+        dataset_normaliser_set(dataset=dataset, normaliser=chosen)
         batch: list[QuestionRecord] = []
         for line in reader:
             report["lines"] += 1
@@ -68,7 +74,7 @@ def dialogues_import(
                 continue
             record = parse(line, path=path, context_turns=context_turns, encoding=encoding, report=report)
             if record is not None:
-                batch.append(record)
+                batch.append(record_normalise(record, normaliser=chosen, path=path, counts=normalised))
             if max_dialogues is not None and report["questions"] + len(batch) >= max_dialogues:
                 report["stopped_at_max_dialogues"] = max_dialogues
                 break
@@ -87,6 +93,7 @@ def dialogues_import(
             reader.report(progress, force=True)
         if report["questions"] == 0:
             raise UserError(f"{path.name}: no dialogue had {context_turns + 1} or more turns; nothing was imported")
+    report.update(normaliser_report(chosen, seen=normalised["texts_seen"], changed=normalised["texts_changed"]))
     return report
 
 

@@ -21,6 +21,7 @@ def import_dialogues(params: ImportDialoguesParams, job: Job, progress: JobProgr
         context_turns=params.context_turns,
         max_dialogues=params.max_dialogues,
         encoding=params.encoding,
+        normaliser=params.normaliser,
         progress=progress,
     )
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 from annotation.models import Candidate, CandidateSource, Context, Dataset, Question, Score, Turn
 from core.bulk import ModelRows, bulk_writer
 from core.errors import ImportFileError, UserError
+from core.normalisers import TextNormaliser
 from core.text import clean_text, text_hash
 
 
@@ -23,6 +24,10 @@ class QuestionRecord:
     speakers: list[str] | None = None
     # CandidateSource of each candidate, ground truth first (None: all "imported")
     sources: list[str] | None = None
+    # The texts as the file had them where a normaliser changed them ("" where it did not):
+    # each context turn's, then the ground truth's (None: no normaliser changed any)
+    original_context: list[str] | None = None
+    original_ground_truth: str = ""
 
 
 @dataclass(slots=True)
@@ -92,9 +97,16 @@ def questions_bulk_create(
     except IntegrityError:
         raise UserError(f"{source}: a line was imported into dataset {dataset.name!r} twice") from None
     writer.insert(
-        ModelRows(Turn, ["context_id", "position", "text", "text_hash", "speaker"], now=now),
+        ModelRows(Turn, ["context_id", "position", "text", "text_hash", "speaker", "original_text"], now=now),
         (
-            (cid, i, text, text_hash(text), r.speakers[i] if r.speakers else "")
+            (
+                cid,
+                i,
+                text,
+                text_hash(text),
+                r.speakers[i] if r.speakers else "",
+                r.original_context[i] if r.original_context else "",
+            )
             for cid, r in zip(context_ids, records, strict=True)
             for i, text in enumerate(r.context)
         ),
@@ -113,12 +125,48 @@ def questions_bulk_create(
         ids = [next(candidate_ids) for _ in digests]
         created.append(CreatedQuestion(record=r, question_id=qid, context_id=cid, candidate_ids=ids))
         rows.extend(
-            (candidate_id, qid, text, digest, i == 0, r.sources[i] if r.sources else CandidateSource.IMPORTED.value)
+            (
+                candidate_id,
+                qid,
+                text,
+                digest,
+                i == 0,
+                r.sources[i] if r.sources else CandidateSource.IMPORTED.value,
+                r.original_ground_truth if i == 0 else "",
+            )
             for i, (candidate_id, text, digest) in enumerate(
                 zip(ids, [r.ground_truth, *r.false_candidates], digests, strict=True)
             )
         )
-    writer.insert(
-        ModelRows(Candidate, ["id", "question_id", "text", "text_hash", "is_ground_truth", "source"], now=now), rows
-    )
+    columns = ["id", "question_id", "text", "text_hash", "is_ground_truth", "source", "original_text"]
+    writer.insert(ModelRows(Candidate, columns, now=now), rows)
     return created
+
+
+def record_normalise(
+    record: QuestionRecord, *, normaliser: TextNormaliser, path, counts: dict[str, int]
+) -> QuestionRecord:
+    """``record`` with its context and ground truth normalised, keeping what the file had where the
+    normaliser changed it; ``counts`` ("texts_seen", "texts_changed") grow. A text the normaliser
+    empties (nothing but markup) is an error naming it: a turn cannot be dropped from a dialogue."""
+    if not normaliser.changes_text:
+        return record
+    texts = [*record.context, record.ground_truth]
+    fields = [*(f"context turn {i}" for i in range(1, len(record.context) + 1)), "ground truth"]
+    normalised = []
+    for text, field_name in zip(texts, fields, strict=True):
+        result = clean_text(normaliser.normalise(text))
+        if not result:
+            raise ImportFileError(
+                path, record.line, field_name, f"is empty after the {normaliser.name} normaliser ({text[:60]!r})"
+            )
+        normalised.append(result)
+    originals = [text if result != text else "" for text, result in zip(texts, normalised, strict=True)]
+    counts["texts_seen"] += len(texts)
+    changed = sum(bool(original) for original in originals)
+    counts["texts_changed"] += changed
+    if not changed:
+        return record
+    record.context, record.ground_truth = normalised[:-1], normalised[-1]
+    record.original_context, record.original_ground_truth = originals[:-1], originals[-1]
+    return record

@@ -3,8 +3,8 @@ import's transaction, keeping the texts the repository already holds (its unique
 
 One class per database path behind one interface (UtteranceWriter); utterance_writer picks the first
 that claims the import (on PostgreSQL the bulk load into an empty table, else the incremental COPY
-path). Rows are ``(text, text_hash, n_tokens, source_line, source_ref)`` in file order (ids follow
-it), all from one source file; ``encode`` turns a batch into what ``write`` sends, on the reading
+path). Rows are ``(text, text_hash, n_tokens, source_line, source_ref, original_text)`` in file
+order (ids follow it), all from one source file; ``encode`` turns a batch into what ``write`` sends, on the reading
 side. Plain SQL on purpose: a model instance per row costs more than the insert itself. Writers
 work in the importing thread (a large file is read by a child process meanwhile, see
 repository_import); a writer thread measured slower on both databases, as each of its statements
@@ -21,7 +21,8 @@ from annotation.models import Repository, Utterance
 from core.errors import UserError
 
 _TABLE = Utterance._meta.db_table
-_COLUMNS = "repository_id, source, text, text_hash, n_tokens, source_line, source_ref"
+_COLUMNS = "repository_id, source, text, text_hash, n_tokens, source_line, source_ref, original_text"
+_PER_ROW = 6  # the values of a row
 
 
 class UtteranceWriter:
@@ -79,15 +80,16 @@ class SQLiteWriter(UtteranceWriter):
         self._connection = connection.connection
         self._cache_size = int(self._connection.execute("PRAGMA cache_size").fetchone()[0])
         self._connection.execute(f"PRAGMA cache_size = -{settings.WELLCHOSEN_IMPORT_SQLITE_CACHE_MB * 1024}")
-        # ?1 is the source; each row binds five more
+        # ?1 is the source; each row binds _PER_ROW more
         limit = self._connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        self._rows = min(self.ROWS_PER_STATEMENT, (limit - 1) // 5)
+        self._rows = min(self.ROWS_PER_STATEMENT, (limit - 1) // _PER_ROW)
         self._statements: dict[int, str] = {}
 
     def _statement(self, n: int) -> str:
         if n not in self._statements:
             values = ", ".join(
-                f"({self.repository_id}, ?1, ?{i}, ?{i + 1}, ?{i + 2}, ?{i + 3}, ?{i + 4})" for i in range(2, 5 * n, 5)
+                f"({self.repository_id}, ?1, {', '.join(f'?{i + k}' for k in range(_PER_ROW))})"
+                for i in range(2, _PER_ROW * n, _PER_ROW)
             )
             self._statements[n] = f"INSERT OR IGNORE INTO {_TABLE} ({_COLUMNS}) VALUES {values}"
         return self._statements[n]
@@ -108,7 +110,7 @@ class SQLiteWriter(UtteranceWriter):
         if full:
             self._connection.executemany(self._statement(self._rows), full)
         if len(rest) > 1:
-            self._connection.execute(self._statement((len(rest) - 1) // 5), rest)
+            self._connection.execute(self._statement((len(rest) - 1) // _PER_ROW), rest)
         self.inserted += self._connection.total_changes - before
 
     def stop(self) -> None:
@@ -118,7 +120,7 @@ class SQLiteWriter(UtteranceWriter):
 _STAGE = "wellchosen_utterance_stage"
 _REPEATS = "wellchosen_utterance_repeats"
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-_STAGE_COLUMNS = "text, text_hash, n_tokens, source_line, source_ref"
+_STAGE_COLUMNS = "text, text_hash, n_tokens, source_line, source_ref, original_text"
 
 
 def _copy_field(value: str) -> str:
@@ -133,7 +135,7 @@ def _stage_create(cursor, *, ordinal: bool = False) -> None:
     compare as bytes (their order is of no matter, and a sort by the "C" collation took half the time)."""
     cursor.execute(
         f'CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (text text, text_hash varchar(32) COLLATE "C", n_tokens smallint, '
-        "source_line integer, source_ref varchar(64)"
+        "source_line integer, source_ref varchar(64), original_text text"
         + (", ordinal bigint GENERATED ALWAYS AS IDENTITY" if ordinal else "")
         + ") ON COMMIT DROP"
     )
@@ -142,7 +144,10 @@ def _stage_create(cursor, *, ordinal: bool = False) -> None:
 def _copy_payload(rows: list[tuple]) -> bytes:
     """A batch in COPY's text format, built in one piece."""
     return "".join(
-        [f"{_copy_field(text)}\t{digest}\t{n}\t{line}\t{_copy_field(ref)}\n" for text, digest, n, line, ref in rows]
+        [
+            f"{_copy_field(text)}\t{digest}\t{n}\t{line}\t{_copy_field(ref)}\t{_copy_field(original)}\n"
+            for text, digest, n, line, ref, original in rows
+        ]
     ).encode("utf-8")
 
 
@@ -336,7 +341,7 @@ class PostgresInsertWriter(UtteranceWriter):
         with connection.cursor() as cursor:
             for start in range(0, len(rows), self.ROWS_PER_STATEMENT):
                 chunk = rows[start : start + self.ROWS_PER_STATEMENT]
-                placeholders = ", ".join([f"({self.repository_id}, %s, %s, %s, %s, %s, %s)"] * len(chunk))
+                placeholders = ", ".join([f"({self.repository_id}, %s{', %s' * _PER_ROW})"] * len(chunk))
                 cursor.execute(
                     f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES {placeholders} "
                     "ON CONFLICT (repository_id, text_hash) DO NOTHING",

@@ -29,6 +29,7 @@ def import_repository(params: ImportRepositoryParams, job: Job, progress: JobPro
         min_tokens=params.min_tokens,
         exclude_datasets=params.exclude_datasets,
         encoding=params.encoding,
+        normaliser=params.normaliser,
         progress=progress,
     )
 

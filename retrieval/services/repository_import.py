@@ -13,7 +13,9 @@ skipped) is an error that creates nothing.
 For speed at millions of lines the file is read in blocks (LineReader.blocks); a block of ``lines``
 is cleaned, counted and hashed at once by core.text_batch, which takes most lines, and the rest
 (other non-ASCII text, formatting tags, bad bytes) go one by one through core.text and the error
-rules of core.lines, as every line of the other formats does. Batches go to the database through
+rules of core.lines, as every line of the other formats does. A style normaliser (``--normalise``,
+core.normalisers) is applied to every text after that; where it changes one, its word count and
+hash are taken anew and the original is kept beside it. Batches go to the database through
 one writer per database path (import_writers).
 """
 
@@ -32,6 +34,7 @@ from core.errors import ImportFileError, UserError
 from core.forked import fork_available, forked_items
 from core.lines import LineBlock, LineReader, RawLine, decode_field, encoding_check
 from core.names import slug_check
+from core.normalisers import DEFAULT_NORMALISER, TextNormaliser, normaliser_get, normaliser_mix_check, normaliser_report
 from core.services.jobs import JobProgress
 from core.text import clean_text, count_tokens, strip_formatting_tags, text_hash
 from core.text_batch import clean_texts_tokens_and_hashes
@@ -58,21 +61,30 @@ def repository_import(
     exclude_datasets: list[str] | None = None,
     encoding: str = "utf-8",
     use_copy: bool | None = None,
+    normaliser: str = DEFAULT_NORMALISER,
     progress: JobProgress | None = None,
 ) -> dict:
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     repository_name_check(name=name)
     encoding_check(encoding=encoding)
+    chosen = normaliser_get(normaliser)
     path = Path(path)
     max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
     # DailyDialog lines hold whole dialogues; other formats one utterance (plus Cornell's ids).
     reader = LineReader(path, max_bytes=max_chars * 4 * (64 if fmt == "dailydialog" else 1) + 256)
     with transaction.atomic():
         repository, _ = Repository.objects.get_or_create(name=name)
+        repository_normaliser_set(repository=repository, normaliser=chosen)
         excluded = excluded_hashes(exclude_datasets or [])
         with utterance_writer(repository=repository, source=path.name[:255], use_copy=use_copy) as writer:
-            options = {"fmt": fmt, "encoding": encoding, "min_tokens": min_tokens, "excluded": excluded}
+            options = {
+                "fmt": fmt,
+                "encoding": encoding,
+                "min_tokens": min_tokens,
+                "excluded": excluded,
+                "normaliser": chosen,
+            }
             parse = partial(_parse, path, max_bytes=reader.max_bytes, encode=writer.encode, **options)
             # a large file is read and normalised in a child process while this one writes
             in_child = reader.size >= settings.WELLCHOSEN_IMPORT_PARSE_PROCESS_MB << 20 and fork_available()
@@ -101,7 +113,35 @@ def repository_import(
         "duplicates": report["kept"] - report["inserted"],
         **{key: report[key] for key in _SKIPPED},
         "repository_size": Utterance.objects.filter(repository=repository).count(),
+        **normaliser_report(chosen, seen=report["texts_seen"], changed=report["texts_changed"]),
     }
+
+
+def repository_normaliser_check(*, name: str, normaliser: str) -> None:
+    """Whether an import into repository ``name`` (new or existing) may apply ``normaliser``: a
+    UserError when it holds utterances imported with another (the import form asks before the job)."""
+    chosen = normaliser_get(normaliser)
+    repository = Repository.objects.filter(name=name).first()
+    if repository is not None:
+        _normaliser_mix_check(repository=repository, normaliser=chosen)
+
+
+def _normaliser_mix_check(*, repository: Repository, normaliser: TextNormaliser) -> None:
+    normaliser_mix_check(
+        what=f"repository {repository.name!r}",
+        recorded=(repository.text_normaliser, repository.text_normaliser_version),
+        normaliser=normaliser,
+        holds_texts=Utterance.objects.filter(repository=repository).exists(),
+    )
+
+
+def repository_normaliser_set(*, repository: Repository, normaliser: TextNormaliser) -> None:
+    """Record the normaliser an import into ``repository`` applies; refused when the repository
+    holds utterances imported with another one (or another version of it)."""
+    _normaliser_mix_check(repository=repository, normaliser=normaliser)
+    if (repository.text_normaliser, repository.text_normaliser_version) != (normaliser.name, normaliser.version):
+        repository.text_normaliser, repository.text_normaliser_version = normaliser.name, normaliser.version
+        repository.save(update_fields=["text_normaliser", "text_normaliser_version"])
 
 
 def _parse(path: Path, *, max_bytes: int, encode: Callable[[list[tuple]], object], **options) -> Iterator[tuple]:
@@ -132,14 +172,17 @@ class _Batches:
     """The filters and counts of one import, and its batches of new texts (one row per text; the
     first line that has it), ``ready`` for the writer once full."""
 
-    def __init__(self, *, path: Path, fmt: str, encoding: str, min_tokens: int, excluded: set[str]) -> None:
+    def __init__(
+        self, *, path: Path, fmt: str, encoding: str, min_tokens: int, excluded: set[str], normaliser: TextNormaliser
+    ) -> None:
         self.path, self.fmt, self.encoding, self.min_tokens, self.excluded = path, fmt, encoding, min_tokens, excluded
+        self.normaliser = normaliser if normaliser.changes_text else None
         self.max_chars = settings.WELLCHOSEN_MAX_UTTERANCE_CHARS
         self.batch_size = settings.WELLCHOSEN_IMPORT_BATCH_SIZE
         # core.text_batch reads lines undecoded: ASCII bytes must be ASCII text in the encoding
         codec = codecs.lookup(encoding).name
         self.batch_lines, self.utf8 = codec in _ASCII_TRANSPARENT, codec == "utf-8"
-        self.counts = dict.fromkeys(["lines", "utterances_read", "kept", *_SKIPPED], 0)
+        self.counts = dict.fromkeys(["lines", "utterances_read", "kept", *_SKIPPED, "texts_seen", "texts_changed"], 0)
         self.batch: dict[str, tuple] = {}
         self.ready: list[list[tuple]] = []
 
@@ -167,9 +210,10 @@ class _Batches:
             texts, tokens, hashes = clean_texts_tokens_and_hashes(lines, utf8=self.utf8)
         else:
             texts = tokens = hashes = [None] * len(lines)
+        originals = self._normalised(texts, tokens, hashes) if self.normaliser else None
         counts, batch, excluded = self.counts, self.batch, self.excluded
         max_chars, min_tokens = self.max_chars, self.min_tokens
-        for number, data, text, n_tokens, digest in zip(count(start), lines, texts, tokens, hashes):
+        for i, (number, data, text, n_tokens, digest) in enumerate(zip(count(start), lines, texts, tokens, hashes)):
             if text is None:
                 if data is None:
                     counts["skipped_too_long"] += 1
@@ -189,14 +233,47 @@ class _Batches:
             else:
                 counts["kept"] += 1
                 if digest not in batch:
-                    batch[digest] = (text, digest, min(n_tokens, 32767), number, "")
+                    batch[digest] = (text, digest, min(n_tokens, 32767), number, "", originals[i] if originals else "")
                     if len(batch) >= self.batch_size:
                         self._flush()
+
+    def _normalised(self, texts: list, tokens: list, hashes: list) -> list[str]:
+        """Normalise the texts of a block that core.text_batch took, in place; the changed ones get
+        their word counts and hashes anew, set-wise again (core.text_batch, one by one where it
+        leaves one). The originals of the changed ones ("" for the others)."""
+        normalise, originals = self.normaliser.normalise, [""] * len(texts)
+        changed: list[int] = []
+        for i, text in enumerate(texts):
+            if not text:
+                continue
+            self.counts["texts_seen"] += 1
+            result = clean_text(normalise(text))
+            if result != text:
+                changed.append(i)
+                originals[i], texts[i] = text, result
+        self.counts["texts_changed"] += len(changed)
+        if changed:
+            _, new_tokens, new_hashes = clean_texts_tokens_and_hashes(
+                [texts[i].encode("utf-8") for i in changed], utf8=True
+            )
+            for i, n_tokens, digest in zip(changed, new_tokens, new_hashes, strict=True):
+                text = texts[i]
+                if n_tokens is None:
+                    n_tokens, digest = count_tokens(text), text_hash(text) if text else ""
+                tokens[i], hashes[i] = n_tokens, digest
+        return originals
 
     def _add_text(self, text: str, number: int, source_ref: str) -> None:
         counts = self.counts
         counts["utterances_read"] += 1
         text = clean_text(strip_formatting_tags(text))
+        original = ""
+        if text and self.normaliser:
+            counts["texts_seen"] += 1
+            result = clean_text(self.normaliser.normalise(text))
+            if result != text:
+                counts["texts_changed"] += 1
+                original, text = text, result
         if not text:
             counts["skipped_blank"] += 1
             return
@@ -213,7 +290,7 @@ class _Batches:
         else:
             counts["kept"] += 1
             if digest not in self.batch:
-                self.batch[digest] = (text, digest, min(n_tokens, 32767), number, source_ref[:64])
+                self.batch[digest] = (text, digest, min(n_tokens, 32767), number, source_ref[:64], original)
                 if len(self.batch) >= self.batch_size:
                     self._flush()
 

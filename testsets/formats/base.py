@@ -29,9 +29,14 @@ class ExportFile:
     content_type: str
     version: int  # the current version of its format; older ones re-create the bytes of older builds
     render: Renderer
+    texts: bool = True  # whether it carries the test set's texts (an export of the originals has one too)
 
     def filename(self, testset: TestSet) -> str:
         return f"{testset.name}{self.suffix}"
+
+    def original_filename(self, testset: TestSet) -> str:
+        """The file with the texts as imported (``export_testset --original-text``), beside this one."""
+        return f"{testset.name}.original{self.suffix}"
 
     def rendered(self, testset: TestSet, *, version: int | None = None) -> Iterator[str]:
         """The file of ``testset`` in format ``version`` (the current one by default), read anew."""

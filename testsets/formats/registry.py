@@ -5,10 +5,10 @@ A new format is a TestsetFormat subclass in a module of its own, listed here.
 """
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from core.errors import UserError
-from testsets.items import testset_items
+from testsets.items import original_texts, testset_items
 from testsets.models import TestSet
 
 from .base import ExportFile, TestsetFormat
@@ -57,14 +57,20 @@ def render_export(testset: TestSet, kind: str, *, version: int | None = None) ->
     return file.rendered(testset, version=version)
 
 
-def render_exports(testset: TestSet, wanted: list[tuple[str, int]]) -> Iterator[tuple[str, ...]]:
+def render_exports(
+    testset: TestSet, wanted: list[tuple[str, int]], *, originals: Sequence[bool] = ()
+) -> Iterator[tuple[str, ...]]:
     """Several exports (``(kind, version)`` each) in one read of the test set: tuples of the next
-    chunk of each, in the order of ``wanted`` ("" for one that has ended)."""
+    chunk of each, in the order of ``wanted`` ("" for one that has ended). Those whose flag in
+    ``originals`` is set are written with the texts as imported (testsets.items.original_texts)."""
     for kind, version in wanted:
         version_check(kind, version)
     # The renderers take one chunk per item (the CSV a header first), so the copies tee keeps of
     # the items not yet rendered by all stay a few items long.
-    streams = itertools.tee(testset_items(testset), len(wanted))
+    streams = list(itertools.tee(testset_items(testset, original_text=any(originals)), len(wanted)))
+    for i, original in enumerate(originals):
+        if original:
+            streams[i] = original_texts(streams[i])
     renderers = [
         EXPORT_FILES[kind].render(items, testset, version)
         for items, (kind, version) in zip(streams, wanted, strict=True)

@@ -57,6 +57,7 @@ class TSVFormat(TestsetFormat):
             content_type="application/jsonl",
             version=1,
             render=lambda items, testset, version: render_human_scores(items),
+            texts=False,
         ),
     )
     import_params = ImportTestsetParams

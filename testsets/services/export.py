@@ -33,6 +33,7 @@ def testset_export(
     out_dir: Path,
     csv_version: int | None = None,
     jsonl_version: int | None = None,
+    original_text: bool = False,
 ) -> TestsetExport:
     """Write the files of each format plus the manifest, then what a format writes besides (the
     Hugging Face folder). Every file is checked against the sha256 its manifest recorded when the
@@ -42,7 +43,11 @@ def testset_export(
     ``jsonl_version`` pick the CSV's and the JSONL's).
     A test set built before a format changed records the sha256 of the older version: the rows
     are checked against it (rendered in that version, in memory), and a note says which version
-    was written, so published hashes keep proving the test set unaltered."""
+    was written, so published hashes keep proving the test set unaltered.
+
+    With ``original_text``, each file that carries texts is written a second time with the texts as
+    they were imported where a normaliser changed them (``<name>.original.tsv``, ...), beside the
+    files the manifest records, which stay as they are."""
     testset = TestSet.objects.select_related("dataset").filter(name=name).first()
     if testset is None:
         raise UserError(f"no test set {name!r}")
@@ -57,14 +62,24 @@ def testset_export(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     kinds = [file.kind for f in formats for file in FORMATS[f].files]
-    export = _files_write(testset, kinds=kinds, chosen=chosen, out_dir=out_dir) if kinds else TestsetExport([])
+    if original_text and not any(EXPORT_FILES[kind].texts for kind in kinds):
+        texts = ", ".join(name for name, f in FORMATS.items() if any(file.texts for file in f.files))
+        raise UserError(f"--original-text writes the files of {texts}; none of them was asked for")
+    export = (
+        _files_write(testset, kinds=kinds, chosen=chosen, out_dir=out_dir, original_text=original_text)
+        if kinds
+        else TestsetExport([])
+    )
     for f in formats:
         export.paths += FORMATS[f].folder_write(testset, out_dir)
     return export
 
 
-def _files_write(testset: TestSet, *, kinds: list[str], chosen: dict, out_dir: Path) -> TestsetExport:
-    """The files of ``kinds`` and the manifest, each checked before any is moved into place."""
+def _files_write(
+    testset: TestSet, *, kinds: list[str], chosen: dict, out_dir: Path, original_text: bool = False
+) -> TestsetExport:
+    """The files of ``kinds`` and the manifest, each checked before any is moved into place (and,
+    with ``original_text``, the files of the original texts, which no manifest records)."""
     name = testset.name
     notes = []
     # Every file is written beside its target and checked first; only when all match are
@@ -78,11 +93,21 @@ def _files_write(testset: TestSet, *, kinds: list[str], chosen: dict, out_dir: P
         wanted.append((kind, chosen.get(kind) or EXPORT_FILES[kind].version))
     recorded = [recorded_version(testset, kind) for kind, _ in wanted]
     extra = [(kind, r) for (kind, version), r in zip(wanted, recorded, strict=True) if r != version]
+    originals = [(kind, version) for kind, version in wanted if original_text and EXPORT_FILES[kind].texts]
+    checked_partials = list(partials)
+    for kind, _ in originals:
+        target = out_dir / EXPORT_FILES[kind].original_filename(testset)
+        partials.append((target.with_name(target.name + ".partial"), target))
+    # rendered: the files the manifest records, those of the original texts, then those only checked
+    n_written = len(partials)
     try:
-        digests = _write([p for p, _ in partials], render_exports(testset, wanted + extra), len(wanted + extra))
-        extra_digests = iter(digests[len(wanted) :])
+        rendered = render_exports(
+            testset, wanted + originals + extra, originals=[False] * len(wanted) + [True] * len(originals)
+        )
+        digests = _write([p for p, _ in partials], rendered, n_written + len(extra))
+        extra_digests = iter(digests[n_written:])
         for (kind, version), r, (_, target), digest in zip(
-            wanted, recorded, partials, digests[: len(wanted)], strict=True
+            wanted, recorded, checked_partials, digests[: len(wanted)], strict=True
         ):
             checked = digest if version == r else next(extra_digests)
             expected = testset.manifest["files"][kind]["sha256"]
@@ -104,6 +129,11 @@ def _files_write(testset: TestSet, *, kinds: list[str], chosen: dict, out_dir: P
         os.replace(partial, target)
     manifest = out_dir / f"{testset.name}.manifest.json"
     manifest.write_bytes(manifest_bytes(testset))
+    if originals:
+        notes.append(
+            f"{', '.join(target.name for _, target in partials[len(wanted) :])}: the texts as imported, where a "
+            "normaliser changed them; the manifest records none of these files"
+        )
     return TestsetExport([target for _, target in partials] + [manifest], notes)
 
 

@@ -45,6 +45,13 @@ class Command(BaseCommand):
             "give the bytes of test sets built before)",
         )
 
+        parser.add_argument(
+            "--original-text",
+            action="store_true",
+            help="also write each file that carries texts with the texts as imported, where a normaliser "
+            "changed them (<name>.original.tsv, ...; the manifest records only the others)",
+        )
+
     def handle(self, *args, **o):
         try:
             export = testset_export(
@@ -53,6 +60,7 @@ class Command(BaseCommand):
                 out_dir=o["out"],
                 csv_version=o["csv_version"],
                 jsonl_version=o["jsonl_version"],
+                original_text=o["original_text"],
             )
         except UserError as exc:
             raise CommandError(str(exc)) from None
