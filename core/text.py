@@ -18,7 +18,9 @@ _FORMATTING_TAG = re.compile(r"</?(?:i|b|u|em|strong|font)(?:\s[^<>]{0,200})?>",
 # and clitics split from their word ("I 'm", "do n't"). What a context-free classifier tells a
 # tokenised ground truth from subtitle lines by.
 SPACED_PUNCTUATION = re.compile(r" [,.!?;:]")
-SPLIT_CLITIC = re.compile(r" (?:'(?:m|s|re|ve|ll|d)|n't)\b", re.IGNORECASE)
+# A clitic with a space before or after its apostrophe, straight or curly ("I 'm", "I ’ m",
+# "don ' t", "do n't"); "I'm" is not split.
+SPLIT_CLITIC = re.compile(r"(?:\w ['\u2019] ?|\w['\u2019] )(?:m|s|re|ve|ll|d|t)\b| n['\u2019]t\b", re.IGNORECASE)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 
 
