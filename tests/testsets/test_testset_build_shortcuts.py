@@ -10,7 +10,7 @@ from annotation.models import Candidate, Score
 from core.errors import UserError
 from core.text import text_hash
 from tests.factories import AnnotatorFactory, CandidateFactory, DatasetFactory, QuestionFactory
-from tests.testsets.shortcut_sets import skewed_length_pools
+from tests.testsets.shortcut_sets import skewed_length_pools, skewed_style_pools
 from testsets.services.build import testset_build
 from testsets.shortcuts.balance import BalanceOptions
 
@@ -19,14 +19,14 @@ WRONG = [1, 1, 2, 1, 1]
 UNGRAMMATICAL = [0, 0, 0, 1, 1]
 
 
-@pytest.fixture
-def skewed_dataset(db):
-    """200 questions whose ground truth is longer than 9 of its 12 false candidates (all scored
-    as clearly wrong), and one ungrammatical candidate each, longer still, that the rules must drop."""
-    dataset = DatasetFactory(name="skewed")
+def scored_dataset(name: str, pools: list[tuple[str, list[str]]]):
+    """A dataset of ``pools`` (ground truth, false candidates), every false candidate scored as
+    clearly wrong, and one ungrammatical candidate each, longer than the rest, that the rules must
+    drop."""
+    dataset = DatasetFactory(name=name)
     annotators = AnnotatorFactory.create_batch(5)
     candidates, values = [], []
-    for gt, false in skewed_length_pools(n=200):
+    for gt, false in pools:
         question = QuestionFactory(dataset=dataset, ground_truth=gt)
         ground_truth = question.candidates.get(is_ground_truth=True)
         values.append((ground_truth, GOOD_GT))
@@ -43,6 +43,19 @@ def skewed_dataset(db):
         for annotator, value in zip(annotators, row, strict=True)
     )
     return dataset
+
+
+@pytest.fixture
+def skewed_dataset(db):
+    """200 questions whose ground truth is longer than 9 of its 12 false candidates."""
+    return scored_dataset("skewed", skewed_length_pools(n=200))
+
+
+def test_a_style_shortcut_is_left_by_the_random_choice_and_removed_by_the_shortcut_aware_build(db):
+    scored_dataset("styled", skewed_style_pools(n=200))
+    assert "surface_classifier" in flagged(testset_build(dataset_name="styled", name="random", seed=1))
+    balanced = testset_build(dataset_name="styled", name="balanced", seed=1, balance=BalanceOptions(rounds=3, seed=1))
+    assert flagged(balanced) == set()
 
 
 def flagged(testset) -> set[str]:
