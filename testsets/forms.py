@@ -11,6 +11,7 @@ from testsets.services.shortcut_audit import shortcut_audit_options_check
 
 CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
 FALSE_PER_QUESTION_BOUNDS = {"min_value": 1, "max_value": 20}
+SHORTCUT_ROUNDS_BOUNDS = {"min_value": 0, "max_value": 20}
 
 
 class TestsetImportForm(job_params_form(ImportTestsetParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
@@ -31,6 +32,7 @@ class BuildTestsetForm(
         BuildTestsetParams,
         fields={
             "false_per_question": FALSE_PER_QUESTION_BOUNDS,
+            "shortcut_rounds": SHORTCUT_ROUNDS_BOUNDS,
             "rules": {
                 "queryset": FilterRules.objects.order_by("-version"),
                 "to_field_name": "version",

@@ -51,3 +51,11 @@ def test_with_matching_the_pool_takes_the_hits_like_the_ground_truth_and_records
         (1, ExclusionReason.SURFACE_MISMATCH),
         (3, ExclusionReason.SURFACE_MISMATCH),
     ]
+
+
+def test_the_pool_job_passes_match_surface_to_the_choice():
+    from retrieval.job_params import BuildPoolsParams
+    from retrieval.services.job_handlers import _pool_settings
+
+    params = BuildPoolsParams(dataset="d", repository="r", match_surface=True)
+    assert _pool_settings(params).match_surface and not PoolSettings().match_surface

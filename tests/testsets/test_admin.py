@@ -94,3 +94,39 @@ def test_build_form_refuses_bad_values_with_a_400(admin_client, scored_dataset):
         reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]), {"name": "", "false_per_question": "x"}
     )
     assert response.status_code == 400 and not Job.objects.exists()
+
+
+def test_build_form_starts_a_shortcut_aware_build(admin_client, scored_dataset, django_capture_on_commit_callbacks):
+    job = post_and_run(
+        admin_client,
+        reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]),
+        {
+            "name": "adm-aware",
+            "false_per_question": 3,
+            "seed": 4,
+            "rules": FilterRules.objects.get().pk,
+            "shortcut_aware": "on",
+            "shortcut_rounds": 1,
+        },
+        django_capture_on_commit_callbacks,
+    )
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    balance = TestSet.objects.get(name="adm-aware").manifest["shortcut_balance"]
+    assert (balance["rounds"], balance["seed"], balance["drop_unbalanced"]) == (1, 4, False)
+    assert job.result["unbalanced"] == balance["unbalanced"]
+
+
+def test_build_form_refuses_negative_shortcut_rounds_with_a_400(admin_client, scored_dataset):
+    response = admin_client.post(
+        reverse("admin:annotation_dataset_build", args=[scored_dataset.pk]),
+        {
+            "name": "adm-bad",
+            "false_per_question": 3,
+            "seed": 0,
+            "rules": FilterRules.objects.get().pk,
+            "shortcut_aware": "on",
+            "shortcut_rounds": -1,
+        },
+    )
+    assert response.status_code == 400 and not Job.objects.exists()
+    assert "shortcut-rounds" in response.content.decode() or "shortcut_rounds" in response.content.decode()
