@@ -40,3 +40,70 @@ def unit_answers(keys: list[str], token: str, rng) -> dict[str, str]:
         "csrfmiddlewaretoken": token,
         "duration_ms": "9000",
     }
+
+
+# The PostgreSQL settings a bulk load and a set-based build depend on.
+POSTGRES_SETTINGS = (
+    "shared_buffers",
+    "work_mem",
+    "maintenance_work_mem",
+    "max_wal_size",
+    "checkpoint_timeout",
+    "wal_level",
+    "fsync",
+    "synchronous_commit",
+    "full_page_writes",
+    "effective_io_concurrency",
+    "max_parallel_workers_per_gather",
+    "jit",
+)
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def load_average() -> str:
+    import os
+
+    try:
+        return "/".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def machine_facts(database_url: str = "") -> list[str]:
+    """What decides a figure, printed beside it: the CPU, its cores, the load (1/5/15 min), the
+    memory, and for PostgreSQL its version and the settings of POSTGRES_SETTINGS."""
+    import os
+    import platform
+
+    memory = ""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as meminfo:
+            total_kb = int(next(line for line in meminfo if line.startswith("MemTotal")).split()[1])
+        memory = f", {total_kb / 1024 / 1024:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    lines = [
+        f"machine: {cpu_model()}, {os.cpu_count()} CPUs{memory}, Python {platform.python_version()}; "
+        f"load average {load_average()} (1/5/15 min)"
+    ]
+    if database_url.startswith("postgres"):
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            version = conn.execute("SHOW server_version").fetchone()[0]
+            rows = conn.execute(
+                "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%s) ORDER BY name",
+                [list(POSTGRES_SETTINGS)],
+            ).fetchall()
+        settings = ", ".join(f"{name}={setting}" for name, setting in rows)
+        lines.append(f"PostgreSQL {version}: {settings}")
+    return lines

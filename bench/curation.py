@@ -16,6 +16,10 @@ and the same exported bytes.
     .venv/bin/python bench/curation.py --questions 20000
     .venv/bin/python bench/curation.py --database postgres://postgres@127.0.0.1:5432/test_curate
 
+--runs N repeats every step N times (fresh databases each time) and reports each step's median
+with its range. The machine (CPU model, cores, load) and PostgreSQL's version and the settings a
+bulk load depends on are printed first, and the load again at the end.
+
 With --database, two databases named after it (NAME_bench_new, NAME_bench_old) are created and
 dropped; without it, SQLite files in a temporary folder. --profile writes a cProfile of each step
 of the current code (STEP.prof in --work) and prints its top functions.
@@ -225,6 +229,7 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="run the current code only")
     parser.add_argument("--profile", action="store_true", help="cProfile each step of the current code")
     parser.add_argument("--until", choices=STEPS, default=STEPS[-1], help="run the steps up to this one only")
+    parser.add_argument("--runs", type=int, default=1, help="repeat every step this many times; medians reported")
     parser.add_argument("--work", type=Path, help="folder for the files (default: a temporary one, removed)")
     parser.add_argument("--worker", choices=("migrate", *STEPS), help=argparse.SUPPRESS)
     parser.add_argument("--label", help=argparse.SUPPRESS)
@@ -234,6 +239,11 @@ def main() -> None:
         worker(args)
         return
 
+    sys.path.insert(0, str(ROOT / "bench"))
+    from benchlib import load_average, machine_facts
+
+    for line in machine_facts(admin_url(args.database) if args.database else ""):
+        print(line)
     work = args.work or Path(tempfile.mkdtemp(prefix="wellchosen-bench-curation-"))
     work.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -252,36 +262,30 @@ def main() -> None:
             ).stdout
             subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
         codes["old"] = baseline
-    urls = databases(args, work, list(codes))
     print(f"database: {'PostgreSQL' if args.database else 'SQLite'}; codes: new = {ROOT}, old = {args.baseline}")
-    for label, code in codes.items():
-        run_step("migrate", label=label, code=code, database=urls[label], work=work, profile=False)
-    results: dict[str, dict[str, dict]] = {label: {} for label in codes}
     steps = STEPS[: STEPS.index(args.until) + 1]
-    for step in steps:
+    runs: list[dict[str, dict[str, dict]]] = []
+    for run in range(args.runs):
+        urls = databases(args, work, list(codes))
         for label, code in codes.items():
-            profile = args.profile and label == "new"
-            results[label][step] = run_step(
-                step, label=label, code=code, database=urls[label], work=work, profile=profile
-            )
-            r = results[label][step]
-            print(f"  {label:<4} {step:<8} {r['seconds']:8.1f} s  {r['peak_rss'] / 1e6:6.0f} MB", flush=True)
-
-    print(f"\n{'step':<26}" + "".join(f"{label + ' s':>10}{label + ' MB':>10}" for label in codes))
-    for step in steps:
-        cells = "".join(
-            f"{results[c][step]['seconds']:>10.1f}{results[c][step]['peak_rss'] / 1e6:>10.0f}" for c in codes
-        )
-        print(f"{step:<26}{cells}")
+            run_step("migrate", label=label, code=code, database=urls[label], work=work, profile=False)
+        results: dict[str, dict[str, dict]] = {label: {} for label in codes}
+        for step in steps:
+            for label, code in codes.items():
+                profile = args.profile and label == "new" and run == 0
+                results[label][step] = run_step(
+                    step, label=label, code=code, database=urls[label], work=work, profile=profile
+                )
+                r = results[label][step]
+                print(
+                    f"  run {run + 1} {label:<4} {step:<8} {r['seconds']:8.1f} s  {r['peak_rss'] / 1e6:6.0f} MB",
+                    flush=True,
+                )
+        runs.append(results)
+    print_table(runs, codes, steps)
     if steps == STEPS:
-        later = STEPS[1:]
-        cells = "".join(
-            f"{sum(results[c][s]['seconds'] for s in later):>10.1f}"
-            f"{max(results[c][s]['peak_rss'] for s in later) / 1e6:>10.0f}"
-            for c in codes
-        )
-        print(f"{'preview + build + export':<26}{cells}")
         report(work, codes)
+    print(f"load average at the end: {load_average()} (1/5/15 min)")
     if args.profile:
         for step in steps:
             print_profile(work / f"new-{step}.prof")
@@ -292,6 +296,30 @@ def main() -> None:
             drop_database(admin_url(args.database), bench_database(args.database, label))
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def print_table(runs: list[dict], codes: dict, steps: tuple[str, ...]) -> None:
+    """Each step's median over the runs (seconds; the range when there are several) and peak RSS."""
+    import statistics
+
+    def cell(values: list[float]) -> str:
+        median = f"{statistics.median(values):.1f}"
+        return median if len(values) == 1 else f"{median} ({min(values):.1f}-{max(values):.1f})"
+
+    rows = [
+        (step, [[r[c][step]["seconds"] for r in runs] for c in codes], runs[-1]["new"][step]["peak_rss"])
+        for step in steps
+    ]
+    if steps == STEPS:
+        later = STEPS[1:]
+        seconds = [[sum(r[c][s]["seconds"] for s in later) for r in runs] for c in codes]
+        rows.append(("preview + build + export", seconds, max(runs[-1]["new"][s]["peak_rss"] for s in later)))
+    print(
+        f"\nmedian of {len(runs)} run{'s' if len(runs) > 1 else ''}, seconds (range); the new code's peak RSS, last run"
+    )
+    print(f"{'step':<26}" + "".join(f"{label + ' s':>22}" for label in codes) + f"{'MB':>8}")
+    for name, seconds, rss in rows:
+        print(f"{name:<26}" + "".join(f"{cell(v):>22}" for v in seconds) + f"{rss / 1e6:>8.0f}")
 
 
 def report(work: Path, codes: dict) -> None:

@@ -210,6 +210,11 @@ def main() -> None:
     if args.device == "cpu" and dtype != torch.float32:
         sys.exit("on a CPU the scoring core runs in float32; use --dtype float32")
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from benchlib import load_average, machine_facts
+
+    for line in machine_facts():
+        print(line)
     print(
         f"torch {torch.__version__}, device {args.device}"
         + (
@@ -327,6 +332,7 @@ def main() -> None:
         f"{peer_flops / t['peer_wall'] / 1e9:.0f} GFLOP/s: each of our FLOPs "
         f"{t['peer_wall'] / t['ours_wall'] / fewer:.2f}x as fast"
     )
+    print(f"load average at the end: {load_average()} (1/5/15 min)")
 
 
 if __name__ == "__main__":
