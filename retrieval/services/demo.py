@@ -9,6 +9,7 @@ from annotation.models import Candidate, Dataset, Repository
 from annotation.services.assignment import annotation_open
 from annotation.services.demo import DEMO_DATASET
 
+from .pool_choice import PoolSettings
 from .pools import pools_build
 from .repository_import import repository_import
 
@@ -27,8 +28,13 @@ def demo_repository_and_pools(with_pools: bool) -> list[str]:
         and not Candidate.objects.filter(question__dataset__name=DEMO_DATASET, is_ground_truth=False).exists()
     ):
         # Builds the demo's search indexes too (the first run exports the embedding model).
+        # match_surface: hits of the ground truth's length first, so that the pools' audit does not
+        # find the ground truth by its length (the repository has lines of every length).
         report = pools_build(
-            dataset_name=DEMO_DATASET, repository_name=DEMO_REPOSITORY, exclude_datasets=[DEMO_DATASET]
+            dataset_name=DEMO_DATASET,
+            repository_name=DEMO_REPOSITORY,
+            settings=PoolSettings(match_surface=True),
+            exclude_datasets=[DEMO_DATASET],
         )
         done.append(f"candidate pools for {DEMO_DATASET}: {report['candidates_added']} candidates")
         units = annotation_open(dataset=Dataset.objects.get(name=DEMO_DATASET))

@@ -156,7 +156,7 @@ def test_recall_at_10_against_exact_search_on_clustered_vectors(make_index):
 
 @pytest.mark.slow
 def test_recall_at_10_against_exact_search_on_sentence_embeddings(make_index):
-    # given the demo repository's 405 utterances encoded by the packaged MiniLM
+    # given the demo repository's 605 utterances encoded by the packaged MiniLM
     from retrieval.dense.encoder import get_encoder
     from retrieval.services.demo import DEMO_REPOSITORY_FILE
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from annotation.models import Dataset
 from core.readable import count
 from testsets.models import TestSet
+from testsets.shortcuts.balance import BalanceOptions
 
 from .build import testset_build
 from .import_tsv import testset_import
@@ -29,7 +30,9 @@ def demo_annotated_testset(with_pools: bool) -> list[str]:
             )
             done.append(f"dataset {DEMO_ANNOTATED}: {report['questions']} questions, {count(report['scores'])} scores")
         if not TestSet.objects.filter(name=DEMO_TESTSET).exists():
-            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_TESTSET, seed=0)
+            # Shortcut-aware, like a release should be built: the demo's false candidates are of
+            # every length, and the choice spreads the ground truth's place among them (docs/annotation.md).
+            testset = testset_build(dataset_name=DEMO_ANNOTATED, name=DEMO_TESTSET, seed=0, balance=BalanceOptions())
             counts = testset.manifest["counts"]
             done.append(
                 f"test set {DEMO_TESTSET}: {counts['questions']} questions ({counts['derived_questions']} derived)"
