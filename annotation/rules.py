@@ -6,7 +6,7 @@ longer change it, which is what adaptive stopping relies on.
 """
 
 import random
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -90,37 +90,60 @@ class PlannedQuestion:
     derived: bool
 
 
-def plan_questions(
-    pool: QuestionPool,
-    *,
-    false_per_question: int,
-    rng: random.Random | None = None,
-    preferred: Sequence[int] | None = None,
-) -> list[PlannedQuestion]:
-    """Questions a pool yields: the original with k false candidates and, when at least 2k
-    false candidates survive, one extra question per acceptable candidate (as ground truth)
-    while k unused false candidates remain. Without ``rng`` the choice is in id order;
-    ``preferred``: kept false candidates that go first, in that order (a shortcut-aware choice),
-    the others after them as ``rng`` draws them."""
-    k = false_per_question
-    if pool.ground_truth != GroundTruthDecision.PASSED or pool.ground_truth_id is None or len(pool.kept) < k:
-        return []
+def plan_orders(pool: QuestionPool, rng: random.Random | None = None) -> tuple[list[int], list[int]]:
+    """The pool's kept false candidates and its acceptable candidates in the order the plan takes
+    them: by id, or as ``rng`` shuffles them (kept first, then acceptable)."""
     kept = sorted(pool.kept)
     acceptable = sorted(pool.acceptable_as_ground_truth)
     if rng is not None:
         rng.shuffle(kept)
         rng.shuffle(acceptable)
-    if preferred is not None:
-        kept_set = set(kept)
-        first = [i for i in preferred if i in kept_set]
-        taken = set(first)
-        kept = first + [i for i in kept if i not in taken]
-    planned = [PlannedQuestion(pool.ground_truth_id, tuple(kept[:k]), derived=False)]
-    unused = kept[k:]
+    return kept, acceptable
+
+
+def derived_count(*, kept: int, acceptable: int, false_per_question: int) -> int:
+    """How many derived questions a pool with ``kept`` false and ``acceptable`` candidates yields."""
+    k = false_per_question
+    return 0 if kept < 2 * k else min(acceptable, (kept - k) // k)
+
+
+def plan_questions(
+    pool: QuestionPool,
+    *,
+    false_per_question: int,
+    rng: random.Random | None = None,
+    choice: Mapping[int, Sequence[int]] | None = None,
+    drop: Container[int] = (),
+) -> list[PlannedQuestion]:
+    """Questions a pool yields: the original with k false candidates and, when at least 2k
+    false candidates survive, one extra question per acceptable candidate (as ground truth)
+    while k unused false candidates remain. Without ``rng`` the choice is in id order.
+
+    ``choice``: per ground truth (the original's or an acceptable one's), the k false candidates it
+    takes when they are still unused (a shortcut-aware choice); ``drop``: ground truths whose
+    question is left out (an original's: the pool yields nothing; a derived one's: its false
+    candidates are used up all the same, so the later questions are those the choice planned)."""
+    k = false_per_question
+    if pool.ground_truth != GroundTruthDecision.PASSED or pool.ground_truth_id is None or len(pool.kept) < k:
+        return []
+    if pool.ground_truth_id in drop:
+        return []
+    kept, acceptable = plan_orders(pool, rng)
+    choice = choice or {}
+
+    def take(ground_truth_id: int, unused: list[int]) -> tuple[list[int], list[int]]:
+        wanted = [i for i in choice.get(ground_truth_id, ()) if i in unused]
+        if len(wanted) == k:
+            return wanted, [i for i in unused if i not in wanted]
+        return unused[:k], unused[k:]
+
+    false, unused = take(pool.ground_truth_id, kept)
+    planned = [PlannedQuestion(pool.ground_truth_id, tuple(false), derived=False)]
     if len(kept) >= 2 * k:
         for ground_truth_id in acceptable:
             if len(unused) < k:
                 break
-            planned.append(PlannedQuestion(ground_truth_id, tuple(unused[:k]), derived=True))
-            unused = unused[k:]
+            false, unused = take(ground_truth_id, unused)
+            if ground_truth_id not in drop:
+                planned.append(PlannedQuestion(ground_truth_id, tuple(false), derived=True))
     return planned

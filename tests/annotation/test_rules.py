@@ -10,6 +10,8 @@ from annotation.rules import (
     ScoreCounts,
     decide_false_candidate,
     decide_ground_truth,
+    derived_count,
+    plan_orders,
     plan_questions,
 )
 
@@ -120,3 +122,33 @@ def test_plan_is_deterministic_for_a_seed_and_varies_across_seeds():
     other = [plan_questions(p, false_per_question=3, rng=random.Random(f"{s}:1")) for s in range(5)]
     assert first == again
     assert any(o != first for o in other)
+
+
+def test_a_choice_names_the_false_candidates_each_ground_truth_takes():
+    plan = plan_questions(
+        pool(range(1, 10), acceptable=[50, 51]), false_per_question=3, choice={100: (7, 8, 9), 50: (1, 5, 6)}
+    )
+    assert [(p.ground_truth_id, p.false_ids) for p in plan] == [(100, (7, 8, 9)), (50, (1, 5, 6)), (51, (2, 3, 4))]
+
+
+def test_a_choice_of_candidates_already_taken_falls_back_to_the_plans_order():
+    plan = plan_questions(
+        pool(range(1, 7), acceptable=[50]), false_per_question=3, choice={100: (1, 2, 3), 50: (3, 4, 5)}
+    )
+    assert [p.false_ids for p in plan] == [(1, 2, 3), (4, 5, 6)]
+
+
+def test_a_dropped_derived_question_uses_up_its_candidates_and_a_dropped_original_the_pool():
+    p = pool(range(1, 10), acceptable=[50, 51])
+    plan = plan_questions(p, false_per_question=3, choice={100: (1, 2, 3), 50: (4, 5, 6)}, drop={50})
+    assert [(q.ground_truth_id, q.false_ids) for q in plan] == [(100, (1, 2, 3)), (51, (7, 8, 9))]
+    assert plan_questions(p, false_per_question=3, drop={100}) == []
+
+
+def test_plan_orders_and_derived_count_say_which_acceptable_candidates_become_questions():
+    p = pool(range(1, 10), acceptable=[50, 51, 52, 53])
+    kept, acceptable = plan_orders(p, random.Random("3:1"))
+    n = derived_count(kept=9, acceptable=4, false_per_question=3)
+    plan = plan_questions(p, false_per_question=3, rng=random.Random("3:1"))
+    assert [q.ground_truth_id for q in plan if q.derived] == acceptable[:n] and n == 2
+    assert plan[0].false_ids == tuple(kept[:3])

@@ -19,7 +19,10 @@ WRONG = [1, 1, 2, 1, 1]
 UNGRAMMATICAL = [0, 0, 0, 1, 1]
 
 
-def scored_dataset(name: str, pools: list[tuple[str, list[str]]]):
+ACCEPTABLE = [4, 4, 5, 3, 2]
+
+
+def scored_dataset(name: str, pools: list[tuple[str, list[str]]], *, acceptable: bool = False):
     """A dataset of ``pools`` (ground truth, false candidates), every false candidate scored as
     clearly wrong, and one ungrammatical candidate each, longer than the rest, that the rules must
     drop."""
@@ -31,11 +34,15 @@ def scored_dataset(name: str, pools: list[tuple[str, list[str]]]):
         ground_truth = question.candidates.get(is_ground_truth=True)
         values.append((ground_truth, GOOD_GT))
         texts = [*false, "ungrammatical ungrammatical ungrammatical ungrammatical ungrammatical reply"]
+        if acceptable:
+            texts.append(f"an acceptable reply as long as the ground truth is {gt}")
         for i, text in enumerate(texts):
             candidates.append(
                 CandidateFactory.build(question=question, text=text, text_hash=text_hash(f"{text} {i}"), rank=i + 1)
             )
-            values.append((candidates[-1], UNGRAMMATICAL if i == len(false) else WRONG))
+            values.append(
+                (candidates[-1], WRONG if i < len(false) else UNGRAMMATICAL if i == len(false) else ACCEPTABLE)
+            )
     Candidate.objects.bulk_create(candidates)
     Score.objects.bulk_create(
         Score(candidate=candidate, annotator=annotator, value=value)
@@ -106,3 +113,21 @@ def test_the_card_and_the_test_set_page_say_how_many_questions_could_not_be_bala
     assert sentence in DatasetCard.load(tmp_path / "hf" / "README.md").text
     page = admin_client.get(f"/admin/testsets/testset/{testset.pk}/change/").content.decode()
     assert sentence in page
+
+
+def test_derived_questions_are_chosen_for_too_from_the_candidates_the_original_left(db):
+    dataset = scored_dataset("derived", skewed_length_pools(n=60), acceptable=True)
+    testset = testset_build(dataset_name="derived", name="balanced", seed=2, balance=BalanceOptions(rounds=1))
+    record = testset.manifest["shortcut_balance"]
+    derived_items = testset.items.filter(question__derived_from__isnull=False)
+    assert record["derived_questions"] == derived_items.count() == 60
+    for item in derived_items.select_related("question"):
+        false = set(item.candidates.filter(is_ground_truth=False).values_list("candidate_id", flat=True))
+        original = testset.items.get(question=item.question.derived_from)
+        taken = set(original.candidates.filter(is_ground_truth=False).values_list("candidate_id", flat=True))
+        assert len(false) == 3 and false.isdisjoint(taken)
+        assert not any(
+            "ungrammatical" in t or "acceptable" in t
+            for t in item.candidates.filter(is_ground_truth=False).values_list("candidate__text", flat=True)
+        )
+    assert dataset.questions.filter(derived_from__isnull=False).count() == 60

@@ -112,7 +112,7 @@ def testset_build(
         }
         if stage.balance is not None:
             # only in a shortcut-aware build: the manifests of other builds keep their keys
-            testset.manifest["shortcut_balance"] = stage.balance.report(balance)
+            testset.manifest["shortcut_balance"] = stage.balance
         testset.manifest["files"] = testset_file_entries(testset)
         # Context-free baselines over the release's frozen questions; releases built before the
         # audit existed have no such key, and their manifest, card and Croissant keep their bytes.

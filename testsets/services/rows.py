@@ -19,8 +19,9 @@ from annotation.rules import plan_questions
 from annotation.selectors import FilterPreview, question_pools_stream
 from core.bulk import BulkWriter, ModelRows, bulk_writer
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
-from testsets.selectors import candidate_texts
-from testsets.shortcuts.balance import BalanceOptions, BalanceResult, ChoicePool, balanced_choice
+from testsets.shortcuts.balance import BalanceOptions
+
+from .balance_plan import BalancePlan, balance_plan
 
 _QUESTIONS = "wellchosen_testset_stage_questions"
 _CANDIDATES = "wellchosen_testset_stage_candidates"
@@ -62,7 +63,7 @@ class TestsetStage:
         self.derived = 0
         self.candidates = 0
         self.scores = 0
-        self.balance: BalanceResult | None = None
+        self.balance: dict | None = None  # the shortcut-aware choice's report
 
     def plan(
         self,
@@ -74,25 +75,32 @@ class TestsetStage:
         balance: BalanceOptions | None = None,
     ) -> FilterPreview:
         """Stage the questions the rules let through (§3.2, ``seed`` choosing among candidates)
-        and return the preview of the same decisions. With ``balance``, each original question's
-        false candidates are chosen shortcut-aware among those the rules kept (testsets.shortcuts
-        .balance; every pool is held at once for that)."""
+        and return the preview of the same decisions. With ``balance``, every question's false
+        candidates, derived questions' too, are chosen shortcut-aware among those the rules kept
+        (balance_plan; every pool is held at once for that)."""
         preview = FilterPreview.start(dataset=dataset, rules=rules, false_per_question=false_per_question)
         questions: list[tuple] = []
         candidates: list[tuple] = []
         pools = question_pools_stream(dataset=dataset, rules=rules)
-        preferred: dict[int, list[int]] = {}
+
+        def rng_for(question_id: int) -> random.Random:
+            return random.Random(f"{seed}:{question_id}")
+
+        shortcut_aware = BalancePlan()
         if balance is not None:
             pools = list(pools)
-            preferred = self._balanced(pools, dataset=dataset, k=false_per_question, options=balance)
-        dropped = self.balance.unbalanced_ids if balance is not None and balance.drop_unbalanced else frozenset()
+            shortcut_aware = balance_plan(
+                pools, dataset=dataset, false_per_question=false_per_question, rng_for=rng_for, options=balance
+            )
+            self.balance = shortcut_aware.report
         for pool in pools:
             preview.add(pool)
-            if pool.question_id in dropped:
-                continue
-            rng = random.Random(f"{seed}:{pool.question_id}")
             for planned in plan_questions(
-                pool, false_per_question=false_per_question, rng=rng, preferred=preferred.get(pool.question_id)
+                pool,
+                false_per_question=false_per_question,
+                rng=rng_for(pool.question_id),
+                choice=shortcut_aware.choice,
+                drop=shortcut_aware.drop,
             ):
                 self.questions += 1
                 self.derived += planned.derived
@@ -107,20 +115,6 @@ class TestsetStage:
         self._stage(questions, candidates)
         self.writer.analyze(_QUESTIONS, _CANDIDATES)
         return preview
-
-    def _balanced(self, pools: list, *, dataset: Dataset, k: int, options: BalanceOptions) -> dict[int, list[int]]:
-        """Per original question that passes, its kept false candidates in the shortcut-aware order."""
-        passing = [p for p in pools if p.ground_truth == "passed" and p.ground_truth_id is not None and p.kept]
-        ids = {i for p in passing for i in (p.ground_truth_id, *p.kept)}
-        texts = candidate_texts(dataset=dataset, ids=ids)
-        choice_pools = [
-            ChoicePool(
-                p.question_id, texts[p.ground_truth_id], tuple(sorted(p.kept)), tuple(texts[i] for i in sorted(p.kept))
-            )
-            for p in passing
-        ]
-        self.balance = balanced_choice(choice_pools, k=k, options=options)
-        return {pool.question_id: self.balance.preference(pool) for pool in choice_pools}
 
     def _stage(self, questions: list[tuple], candidates: list[tuple]) -> None:
         self.writer.insert_into(_QUESTIONS, ["position", "question_id", "ground_truth_id", "derived"], questions)

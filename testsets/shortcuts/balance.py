@@ -89,11 +89,6 @@ class BalanceResult:
             "classifier_accuracy_by_round": [r["accuracy"] for r in self.rounds],
         }
 
-    def preference(self, pool: ChoicePool) -> list[int]:
-        """The pool's false candidates with the chosen ones first (the others keep their order)."""
-        chosen = self.chosen.get(pool.question_id, ())
-        return [*chosen, *(i for i in pool.false_ids if i not in set(chosen))]
-
 
 def balanced_choice(pools: Sequence[ChoicePool], *, k: int, options: BalanceOptions) -> BalanceResult:
     usable = [p for p in pools if len(p.false_ids) >= k]
