@@ -92,7 +92,7 @@ class Negative:
 
 @dataclass
 class Manipulation:
-    outcome: str  # "generated", "no_word_selected", "too_short", "too_long"
+    outcome: str  # "generated", "no_word_selected", "punctuation_only", "too_short", "too_long"
     words: list[WordScore] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     negatives: list[Negative] = field(default_factory=list)
@@ -150,14 +150,15 @@ class Manipulator:
         scores = self._score([enc for _, enc in encoded])
         replace: list[tuple[int, _Encoded, list[int]]] = []
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
-            selected = [
-                w.index
-                for w in word_scores
-                if w.score > self.settings.threshold and (self.settings.punctuation or _has_alnum(w.text))
-            ]
+            above = [w for w in word_scores if w.score > self.settings.threshold]
+            selected = [w.index for w in above if self.settings.punctuation or _has_alnum(w.text)]
             selected = self._capped(selected, word_scores)
+            if selected:
+                outcome = "generated"
+            else:  # none above the threshold, or only punctuation (replaced only with --punctuation)
+                outcome = "punctuation_only" if above else "no_word_selected"
             results[i] = Manipulation(
-                outcome="generated" if selected else "no_word_selected",
+                outcome=outcome,
                 words=word_scores,
                 selected=selected,
                 tokens=len(enc.response_ids),

@@ -68,14 +68,14 @@ def test_every_question_has_an_outcome_and_the_report_counts_them(dataset, tiny_
     assert set(outcomes.values()) == {GenerationOutcome.GENERATED}
     assert report["generated"] == 4 and report["too_short"] == 1 and report["failed"] == 0
     assert report["share_with_negative"] == pytest.approx(4 / 5)
-    assert report["mean_share_replaced"] == 1.0
-    assert report["share_of_tokens_replaced"] == 1.0
+    assert report["share_of_words_replaced"] == 1.0
+    assert report["share_of_wordpiece_tokens_replaced"] == 1.0
 
 
 def test_the_shares_replaced_are_per_word_and_per_token(dataset, tiny_mlm_dir):
     # a threshold in the middle selects some words: each share is its own count over its own total
     report = generate(dataset, tiny_mlm_dir, threshold=0.0, punctuation=True)
-    assert 0 < report["mean_share_replaced"] <= 1 and 0 < report["share_of_tokens_replaced"] <= 1
+    assert 0 < report["share_of_words_replaced"] <= 1 and 0 < report["share_of_wordpiece_tokens_replaced"] <= 1
 
 
 def test_a_question_without_a_word_above_the_threshold_is_counted_not_failed(dataset, tiny_mlm_dir):
