@@ -47,6 +47,11 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
         "(off: only words with a letter or digit are replaced, and only by such pieces)",
     )
     top_k: int = param(10, help="samples after the first negative come from each word's top k")
+    skip_guard: bool = param(
+        False,
+        help="generate even when the masked LM falls short of the guard's bar (pseudo-perplexity and context gain "
+        "on the dataset's first ground truths; docs/negatives.md): the report records it",
+    )
     batch_size: int = param(  # a shard holds whole batches
         64, help="questions per committed batch", form=False, command=False
     )
@@ -91,6 +96,19 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
             if received_none > 0:
                 text += f"; {count(received_none)} questions with a selected word got no new candidate"
         text = f"{text}; questions {others}." if others else f"{text}."
+        text += guard_text(result.get("mlm_guard"))
         if result.get("toy_model"):  # recorded from the model folder's marker (core.toy_models)
             text += " Toy model: the negatives were " + result["toy_model"] + "."
         return text
+
+
+def guard_text(guard: dict | None) -> str:
+    """What the summary says of the masked LM's guard (a report from before it has none)."""
+    if not guard or not guard.get("measured", True):
+        return ""
+    figures = f"pseudo-perplexity {guard['pseudo_perplexity']:,.1f} per word, context gain {guard['context_gain']:+.3f}"
+    if guard["passed"]:
+        return f" Masked LM guard passed ({figures})."
+    if guard["skipped"]:
+        return f" Masked LM below the guard's bar ({figures}): generated anyway (--skip-guard)."
+    return f" Masked LM below the guard's bar ({figures}): a toy model, not refused."

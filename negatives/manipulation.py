@@ -134,20 +134,24 @@ class Manipulator:
         self.mlm = mlm
         self.settings = settings
         self._allowed_start, self._allowed_inside = self._allowed_tokens()
-        # a word's first piece when punctuation is blocked: one with a letter or digit
-        self._allowed_word_start = self._allowed_start & self._alnum_pieces()
+        # when punctuation is blocked, every piece of a replacement holds a letter or digit: no word
+        # becomes punctuation, and no word goes on with a "##." piece
+        alnum = self._alnum_pieces()
+        self._allowed_word_start = self._allowed_start & alnum
+        if not settings.punctuation:
+            self._allowed_inside = self._allowed_inside & alnum
 
     def manipulate(self, items: list[Item]) -> list[Manipulation]:
         """One Manipulation per item, in order; every model call is batched across the items."""
         results: list[Manipulation | None] = [None] * len(items)
         encoded: list[tuple[int, _Encoded]] = []
         for i, item in enumerate(items):
-            enc = self._encode(item)
+            enc = self.encode(item)
             if isinstance(enc, str):
                 results[i] = Manipulation(outcome=enc)
             else:
                 encoded.append((i, enc))
-        scores = self._score([enc for _, enc in encoded])
+        scores = self.score([enc for _, enc in encoded])
         replace: list[tuple[int, _Encoded, list[int]]] = []
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
             above = [w for w in word_scores if w.score > self.settings.threshold]
@@ -172,7 +176,8 @@ class Manipulator:
 
     # -- encoding ----------------------------------------------------------------------------
 
-    def _encode(self, item: Item) -> "_Encoded | str":
+    def encode(self, item: Item) -> "_Encoded | str":
+        """The item's words and inputs, or why it is not manipulated ("too_short", "too_long")."""
         tokenizer = self.mlm.tokenizer
         alone = tokenizer(item.response, return_offsets_mapping=True, return_token_type_ids=True)
         sequence_ids = alone.sequence_ids()
@@ -230,7 +235,8 @@ class Manipulator:
             masked[position] = self.mlm.mask_id
         return masked, positions
 
-    def _score(self, encoded: list[_Encoded]) -> list[list[WordScore]]:
+    def score(self, encoded: list[_Encoded]) -> list[list[WordScore]]:
+        """Every word's score (and its log-probabilities with and without the context), batched."""
         sequences: list[Sequence] = []
         for enc in encoded:
             for word in enc.words:
@@ -343,7 +349,8 @@ class Manipulator:
 
     def _allowed_tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """Which vocabulary ids may fill a word's first piece and its later pieces: never a special
-        token; with WordPiece, a word starts with a plain piece and goes on with ``##`` pieces."""
+        token nor a placeholder that is not a word (BERT's ``[unused12]``, ``<...>``); with WordPiece,
+        a word starts with a plain piece (never a ``##`` continuation) and goes on with ``##`` pieces."""
         tokenizer = self.mlm.tokenizer
         size = self.mlm.model.get_output_embeddings().weight.shape[0]
         start = np.ones(size, dtype=bool)
@@ -352,6 +359,9 @@ class Manipulator:
         for special in tokenizer.all_special_ids:
             if special is not None and special < size:
                 start[special] = inside[special] = False
+        for token, index in tokenizer.get_vocab().items():
+            if index < size and _placeholder(token):
+                start[index] = inside[index] = False
         prefix = _continuing_prefix(tokenizer)
         if prefix:
             for token, index in tokenizer.get_vocab().items():
@@ -360,6 +370,11 @@ class Manipulator:
                     start[index] = start[index] and not continuing
                     inside[index] = inside[index] and continuing
         return start, inside
+
+
+def _placeholder(token: str) -> bool:
+    """A vocabulary entry that is no piece of a word: ``[unused0]``, ``[UNK]``, ``<mask>``."""
+    return len(token) > 2 and ((token[0] == "[" and token[-1] == "]") or (token[0] == "<" and token[-1] == ">"))
 
 
 def _has_alnum(text: str) -> bool:

@@ -147,3 +147,23 @@ def dataset_toy_negatives(*, dataset: Dataset) -> int:
     return Candidate.objects.filter(
         question__dataset=dataset, source=CandidateSource.MLM_NEGATIVE, provenance__toy_model=True
     ).count()
+
+
+def dataset_guard_items(*, dataset: Dataset, limit: int) -> list:
+    """The dataset's first ``limit`` questions (by id, derived ones left out) as manipulation items:
+    the text the masked LM's guard is measured on (negatives.guard)."""
+    from negatives.manipulation import Item
+
+    rows = list(
+        Question.objects.filter(dataset=dataset, derived_from__isnull=True)
+        .order_by("id")
+        .values_list("id", "context_id", "ground_truth")[:limit]
+    )
+    turns: dict[int, list[str]] = {}
+    for context_id, text in (
+        Turn.objects.filter(context_id__in={c for _, c, _ in rows})
+        .order_by("context_id", "position")
+        .values_list("context_id", "text")
+    ):
+        turns.setdefault(context_id, []).append(text)
+    return [Item(key=qid, context=turns.get(cid, []), response=truth) for qid, cid, truth in rows]

@@ -43,6 +43,7 @@ SUMMED = (
     "tokens_replaced",
 )
 PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
+PHASE_GUARD = "checking the masked LM"
 TOY_MODEL_NOTE = "made with the demo's toy masked LM, for trying the workflow: not negatives to annotate for real"
 
 
@@ -72,7 +73,8 @@ def negatives_generate(
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
-    """Every question of the dataset in one piece (the job runs them in shards: job_handlers)."""
+    """Every question of the dataset in one piece (the job runs them in shards, after the masked
+    LM's guard: job_handlers); no guard here."""
     dataset = negatives_prepare(dataset_name=dataset_name, settings=settings)
     if progress:
         progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)

@@ -260,3 +260,35 @@ def test_a_setup_from_before_the_punctuation_option_is_the_paper_setting():
     # the digest of a run made before the option (punctuation replaced) stays that run's
     assert "punctuation" not in ManipulationSettings(punctuation=True).describe()
     assert ManipulationSettings().describe()["punctuation"] is False
+
+
+def test_no_replacement_is_sub_word_debris(mlm, monkeypatch):
+    # given a model that puts its mass on continuation pieces ("##xx") and pieces without a letter
+    vocab = mlm.tokenizer.get_vocab()
+    debris = [i for t, i in vocab.items() if t.startswith("##") or not any(c.isalnum() for c in t)]
+    original = mlm.log_probs
+
+    def skewed(sequences, **kw):
+        rows = original(sequences, **kw)
+        for row in rows:
+            row[:, debris] += 100.0
+        return rows
+
+    monkeypatch.setattr(mlm, "log_probs", skewed)
+    items = [Item(k, CONTEXT, text) for k, text in enumerate([RESPONSE, "The coffeehouse opens at nine."])]
+    results = manipulate(mlm, *items, threshold=NEVER, per_question=3)
+    # then every replacement is a word: no leading "##", no piece without a letter or digit
+    replacements = [r["replacement"] for res in results for n in res.negatives for r in n.replacements]
+    assert replacements
+    assert all(not r.startswith("##") and any(c.isalnum() for c in r) for r in replacements)
+    assert all(all(c.isalnum() for c in r.replace("'", "")) for r in replacements)
+
+
+def test_placeholders_of_the_vocabulary_are_never_replacements(mlm):
+    from negatives.manipulation import _placeholder
+
+    assert _placeholder("[unused12]") and _placeholder("<mask>") and not _placeholder("[") and not _placeholder("word")
+    manipulator = Manipulator(mlm, ManipulationSettings())
+    for token, index in mlm.tokenizer.get_vocab().items():
+        if _placeholder(token):
+            assert not manipulator._allowed_start[index] and not manipulator._allowed_inside[index]

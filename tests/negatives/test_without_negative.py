@@ -83,7 +83,7 @@ def test_a_response_whose_only_words_above_the_threshold_are_punctuation_is_punc
             for enc in encoded
         ]
 
-    monkeypatch.setattr(Manipulator, "_score", score)
+    monkeypatch.setattr(Manipulator, "score", score)
     dataset = DatasetFactory(name="punct")
     QuestionFactory(dataset=dataset, ground_truth="Yes , you did .")
     report = negatives_generate(dataset_name="punct", mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings())
@@ -100,7 +100,7 @@ def test_with_punctuation_on_the_same_response_gets_a_negative(tiny_mlm_dir, mon
             for enc in encoded
         ]
 
-    monkeypatch.setattr(Manipulator, "_score", score)
+    monkeypatch.setattr(Manipulator, "score", score)
     dataset = DatasetFactory(name="punct")
     QuestionFactory(dataset=dataset, ground_truth="Yes , you did .")
     settings = ManipulationSettings(punctuation=True)
