@@ -134,7 +134,7 @@ def test_the_report_page_shows_the_pair_row_and_the_per_type_table(admin_client,
             values = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
             value = values[systems.index(name)]
             assert value.startswith(f"{right / n:.3f} "), (name, label, value)
-            assert value.split(" <span class=\"muted too-few\">")[0].endswith(f"({n})</span>")
+            assert value.split(' <span class="muted too-few">')[0].endswith(f"({n})</span>")
     # beside the per-error-label table of the test set
     assert html.index("Error label") < html.index('id="pair-types"')
 
