@@ -47,6 +47,11 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
         "(off: only words with a letter or digit are replaced, and only by such pieces)",
     )
     top_k: int = param(10, help="samples after the first negative come from each word's top k")
+    paper: bool = param(
+        False,
+        help="Park et al.'s own setting: context and response as one segment, the previous turn as the context, "
+        "every WordPiece token scored and replaced on its own, selected when its score is at least the threshold",
+    )
     skip_guard: bool = param(
         False,
         help="generate even when the masked LM falls short of the guard's bar (pseudo-perplexity and context gain "

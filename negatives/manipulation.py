@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .mlm import MaskedLM, Sequence
+from .paper_setting import paper_context_input, paper_pieces
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class ManipulationSettings:
     # and a word may become punctuation ("Yes , you did ." -> "Yes . you did ?"). False: only words
     # with a letter or digit are replaced, and only by pieces with one.
     punctuation: bool = False
+    # Park et al.'s own setting (negatives.paper_setting): one segment, the previous turn, per token, >=
+    paper: bool = False
     top_k: int = 10  # where samples after the first one are drawn from
     seed: int = 0
     batch_tokens: int = 8192  # padded tokens per forward pass
@@ -55,6 +58,7 @@ class ManipulationSettings:
             "seed": self.seed,
             # only when on by default: a setup from before the option (punctuation replaced) has none
             **({} if self.punctuation else {"punctuation": False}),
+            **({"paper": True} if self.paper else {}),  # a setup from before the option has none
         }
 
 
@@ -154,7 +158,8 @@ class Manipulator:
         scores = self.score([enc for _, enc in encoded])
         replace: list[tuple[int, _Encoded, list[int]]] = []
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
-            above = [w for w in word_scores if w.score > self.settings.threshold]
+            threshold = self.settings.threshold
+            above = [w for w in word_scores if (w.score >= threshold if self.settings.paper else w.score > threshold)]
             selected = [w.index for w in above if self.settings.punctuation or _has_alnum(w.text)]
             selected = self._capped(selected, word_scores)
             if selected:
@@ -200,6 +205,8 @@ class Manipulator:
             return "too_short"
         if len(alone["input_ids"]) > self.mlm.max_length:
             return "too_long"
+        if self.settings.paper:
+            return self._encode_paper(item, alone, response_index)
         tokenizer.truncation_side = "left"  # keep the turns nearest the response
         pair = tokenizer(
             context_text(item.context),
@@ -223,6 +230,31 @@ class Manipulator:
             pair_ids=list(pair["input_ids"]),
             pair_types=list(pair["token_type_ids"]) if types else None,
             pair_offset=pair_index[0],
+            response_ids=response_ids,
+        )
+
+    def _encode_paper(self, item: Item, alone, response_index: list[int]) -> "_Encoded | str":
+        response_ids = [alone["input_ids"][k] for k in response_index]
+        built = paper_context_input(
+            self.mlm.tokenizer, context=item.context, response_ids=response_ids, max_length=self.mlm.max_length
+        )
+        if built is None:
+            return "too_long"
+        pair_ids, pair_offset = built
+        types = self.mlm.uses_token_types
+        return _Encoded(
+            item=item,
+            words=paper_pieces(
+                item.response,
+                [alone["offset_mapping"][k] for k in response_index],
+                [alone.word_ids()[k] for k in response_index],
+            ),
+            alone_ids=list(alone["input_ids"]),
+            alone_types=list(alone["token_type_ids"]) if types else None,
+            alone_offset=response_index[0],
+            pair_ids=pair_ids,
+            pair_types=[0] * len(pair_ids) if types else None,  # one segment
+            pair_offset=pair_offset,
             response_ids=response_ids,
         )
 
@@ -290,7 +322,7 @@ class Manipulator:
         row = 0
         for index in selected:
             for n, piece in enumerate(enc.words[index].pieces):
-                if n:
+                if n or getattr(enc.words[index], "continuation", False):  # a "##" piece (--paper: on its own)
                     allowed = self._allowed_inside
                 elif self.settings.punctuation:
                     allowed = self._allowed_start
@@ -331,11 +363,16 @@ class Manipulator:
             ids = chosen[cursor : cursor + len(word.pieces)]
             cursor += len(word.pieces)
             replacement = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(ids)).strip()
-            spans.append((word.start, word.end, replacement))
+            glued = getattr(word, "continuation", False), getattr(word, "continued", False)
+            if glued[0]:  # --paper: a "##" piece on its own, glued to the piece before it
+                replacement = replacement.removeprefix(_continuing_prefix(tokenizer))
+            spans.append((word.start, word.end, replacement, glued))
             replacements.append({"word": index, "original": word.text, "replacement": replacement})
         original = enc.item.response
-        for start, end, replacement in sorted(spans, reverse=True):
-            text = text[:start] + spaced(original, start, end, replacement) + text[end:]
+        for start, end, replacement, (after_piece, before_piece) in sorted(spans, reverse=True):
+            # pieces of one word (--paper) stay glued to each other
+            fitted = spaced(original, start, end, replacement, lead=not after_piece, trail=not before_piece)
+            text = text[:start] + fitted + text[end:]
         return Negative(text=text, sample=sample, replacements=replacements)
 
     def _alnum_pieces(self) -> np.ndarray:
@@ -386,12 +423,12 @@ def _continuing_prefix(tokenizer) -> str:
     return getattr(model, "continuing_subword_prefix", "") or "" if type(model).__name__ == "WordPiece" else ""
 
 
-def spaced(text: str, start: int, end: int, replacement: str) -> str:
+def spaced(text: str, start: int, end: int, replacement: str, *, lead: bool = True, trail: bool = True) -> str:
     """The replacement, with a space where it would otherwise run into a neighbouring word: a word
     glued to punctuation ("Sure,") may be replaced by a word ("Sure well")."""
-    if replacement and start > 0 and text[start - 1].isalnum() and replacement[0].isalnum():
+    if lead and replacement and start > 0 and text[start - 1].isalnum() and replacement[0].isalnum():
         replacement = " " + replacement
-    if replacement and end < len(text) and text[end].isalnum() and replacement[-1].isalnum():
+    if trail and replacement and end < len(text) and text[end].isalnum() and replacement[-1].isalnum():
         replacement = replacement + " "
     return replacement
 

@@ -29,6 +29,7 @@ def manipulation_settings(params: GenerateNegativesParams) -> ManipulationSettin
         max_mask_share=params.max_mask_share,
         replace_with_context=params.replace_with_context,
         punctuation=params.punctuation,
+        paper=params.paper,
         top_k=params.top_k,
         seed=params.seed,
     )

@@ -213,3 +213,17 @@ def test_negatives_added_to_a_question_in_annotation_reopen_its_work(dataset, ti
     report = generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD)
     assert report["in_annotation"] == 4
     assert QuestionWork.objects.filter(is_open=True).count() == 4
+
+
+def test_the_paper_mode_runs_as_a_setup_of_its_own(dataset, tiny_mlm_dir):
+    # given negatives made in this project's setting
+    call_command("generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--skip-guard")
+    # when the paper's setting runs on the same dataset
+    call_command("generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--skip-guard", "--paper")
+    # then it is another setup: every question is processed again, per WordPiece token
+    first, paper = Job.objects.filter(kind="generate_negatives").order_by("id")
+    assert paper.result["settings"]["paper"] is True and paper.result["setup"] != first.result["setup"]
+    assert paper.result["skipped_finished"] == 0
+    rows = QuestionGeneration.objects.filter(setup=paper.result["setup"])
+    assert rows.count() == len(GROUND_TRUTHS) and any(row.words for row in rows)
+    assert all(row.words == row.tokens for row in rows)
