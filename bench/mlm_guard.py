@@ -7,9 +7,9 @@ finetune_mlm runs) on (up to 3 turns before, turn) pairs at 1e-4. The guard is m
 DailyDialog test questions (first three turns as context, the fourth as ground truth, as
 bench/negatives.py builds them), up to 300 words, as the job measures a dataset's first questions.
 
-Without DailyDialog train (../shared/data holds only the test split here) the training text is
-the test dialogues after the first --held-out ones, and the guard is measured on those first ones:
-a stand-in that says so in its output.
+Without DailyDialog train in ../shared/data the training text is the test dialogues after the
+first --held-out ones, and the guard is measured on those first ones: a stand-in that says so in
+its output.
 
     .venv/bin/python bench/mlm_guard.py --steps 0 100 300
 """
