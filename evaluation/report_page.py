@@ -10,6 +10,7 @@ from pathlib import Path
 from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK, ML_PAIRS_NOTE, PAIR_CHANCE
 from evaluation.metrics.correlation import METHODS
 from evaluation.metrics.reference import METRICS
 from evaluation.models import Campaign
@@ -78,11 +79,24 @@ def pair_table(breakdown: dict | None) -> dict | None:
             "label": label,
             "key": key or part,
             "sub": sub,
-            "cells": [cells["all"] if part == "all" else cells[part].get(key) for cells in systems.values()],
+            "cells": [_ranked(cells["all"] if part == "all" else cells[part].get(key)) for cells in systems.values()],
         }
         for label, sub, part, key in lines
     ]
-    return {"pair_set": breakdown["pair_set"], "systems": list(systems), "rows": rows}
+    return {
+        "pair_set": breakdown["pair_set"],
+        "systems": list(systems),
+        "rows": rows,
+        "chance": PAIR_CHANCE,
+        "min_n": MIN_PAIRS_TO_RANK,
+        "ml_note": ML_PAIRS_NOTE if "ml" in criteria else "",
+    }
+
+
+def _ranked(cell: dict | None) -> dict | None:
+    """The cell, marked too few to rank below MIN_PAIRS_TO_RANK pairs (a summary from before the
+    mark has only its n)."""
+    return None if cell is None else {**cell, "too_few_to_rank": (cell.get("n") or 0) < MIN_PAIRS_TO_RANK}
 
 
 def report_html(campaign: Campaign) -> str:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 from annotation.job_params import DatasetNextStep, skipped_text
 from core.job_registry import JobParams, param
 from core.readable import count, percent
-from negatives.models import DROP_REASONS
+from negatives.models import DROP_REASONS, NO_NEGATIVE_REASONS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +47,16 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
         "(off: only words with a letter or digit are replaced, and only by such pieces)",
     )
     top_k: int = param(10, help="samples after the first negative come from each word's top k")
+    paper: bool = param(
+        False,
+        help="Park et al.'s own setting: context and response as one segment, the previous turn as the context, "
+        "every WordPiece token scored and replaced on its own, selected when its score is at least the threshold",
+    )
+    skip_guard: bool = param(
+        False,
+        help="generate even when the masked LM falls short of the guard's bar (pseudo-perplexity and context gain "
+        "on the dataset's first ground truths; docs/negatives.md): the report records it",
+    )
     batch_size: int = param(  # a shard holds whole batches
         64, help="questions per committed batch", form=False, command=False
     )
@@ -63,24 +73,47 @@ class GenerateNegativesParams(DatasetNextStep, JobParams):
             not_added = sum(n for n, _ in dropped)
             reasons = "; ".join(f"{count(n)} {why}" for n, why in dropped if n)
             text += f" ({count(not_added)} not added: {reasons})"
-        if result.get("mean_share_replaced") is not None:
-            text += f", {percent(result['mean_share_replaced'])} of the words replaced"
-            if result.get("share_of_tokens_replaced") is not None:
-                text += f" ({percent(result['share_of_tokens_replaced'])} of the WordPiece tokens)"
-        others = skipped_text(
-            result,
-            {
-                "skipped_finished": "done before",
-                "no_word_selected": "without a word above the threshold",
-                "too_short": "too short",
-                "too_long": "too long",
-                "failed": "failed",
-            },
-        )
-        without = result["generated"] - received
-        if without > 0:
-            text += f"; {count(without)} questions with a selected word got no new candidate"
+        # a report from before the shares were renamed has mean_share_replaced / share_of_tokens_replaced
+        words = result.get("share_of_words_replaced", result.get("mean_share_replaced"))
+        tokens = result.get("share_of_wordpiece_tokens_replaced", result.get("share_of_tokens_replaced"))
+        if words is not None:
+            text += f", {percent(words)} of the words replaced"
+            if tokens is not None:
+                text += f" ({percent(tokens)} of the WordPiece tokens)"
+        without = result.get("without_negative")
+        if without is not None:  # a report from before the reasons were counted has none
+            reasons = "; ".join(f"{count(n)} {NO_NEGATIVE_REASONS[r]}" for r, n in without.items() if n)
+            others = skipped_text(result, {"skipped_finished": "done before"})
+            if reasons:
+                text += f"; questions without a negative: {reasons}"
+        else:
+            others = skipped_text(
+                result,
+                {
+                    "skipped_finished": "done before",
+                    "no_word_selected": "without a word above the threshold",
+                    "too_short": "too short",
+                    "too_long": "too long",
+                    "failed": "failed",
+                },
+            )
+            received_none = result["generated"] - received
+            if received_none > 0:
+                text += f"; {count(received_none)} questions with a selected word got no new candidate"
         text = f"{text}; questions {others}." if others else f"{text}."
+        text += guard_text(result.get("mlm_guard"))
         if result.get("toy_model"):  # recorded from the model folder's marker (core.toy_models)
             text += " Toy model: the negatives were " + result["toy_model"] + "."
         return text
+
+
+def guard_text(guard: dict | None) -> str:
+    """What the summary says of the masked LM's guard (a report from before it has none)."""
+    if not guard or not guard.get("measured", True):
+        return ""
+    figures = f"pseudo-perplexity {guard['pseudo_perplexity']:,.1f} per word, context gain {guard['context_gain']:+.3f}"
+    if guard["passed"]:
+        return f" Masked LM guard passed ({figures})."
+    if guard["skipped"]:
+        return f" Masked LM below the guard's bar ({figures}): generated anyway (--skip-guard)."
+    return f" Masked LM below the guard's bar ({figures}): a toy model, not refused."

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .mlm import MaskedLM, Sequence
+from .paper_setting import paper_context_input, paper_pieces
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class ManipulationSettings:
     # and a word may become punctuation ("Yes , you did ." -> "Yes . you did ?"). False: only words
     # with a letter or digit are replaced, and only by pieces with one.
     punctuation: bool = False
+    # Park et al.'s own setting (negatives.paper_setting): one segment, the previous turn, per token, >=
+    paper: bool = False
     top_k: int = 10  # where samples after the first one are drawn from
     seed: int = 0
     batch_tokens: int = 8192  # padded tokens per forward pass
@@ -55,6 +58,7 @@ class ManipulationSettings:
             "seed": self.seed,
             # only when on by default: a setup from before the option (punctuation replaced) has none
             **({} if self.punctuation else {"punctuation": False}),
+            **({"paper": True} if self.paper else {}),  # a setup from before the option has none
         }
 
 
@@ -92,7 +96,7 @@ class Negative:
 
 @dataclass
 class Manipulation:
-    outcome: str  # "generated", "no_word_selected", "too_short", "too_long"
+    outcome: str  # "generated", "no_word_selected", "punctuation_only", "too_short", "too_long"
     words: list[WordScore] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     negatives: list[Negative] = field(default_factory=list)
@@ -134,30 +138,36 @@ class Manipulator:
         self.mlm = mlm
         self.settings = settings
         self._allowed_start, self._allowed_inside = self._allowed_tokens()
-        # a word's first piece when punctuation is blocked: one with a letter or digit
-        self._allowed_word_start = self._allowed_start & self._alnum_pieces()
+        # when punctuation is blocked, every piece of a replacement holds a letter or digit: no word
+        # becomes punctuation, and no word goes on with a "##." piece
+        alnum = self._alnum_pieces()
+        self._allowed_word_start = self._allowed_start & alnum
+        if not settings.punctuation:
+            self._allowed_inside = self._allowed_inside & alnum
 
     def manipulate(self, items: list[Item]) -> list[Manipulation]:
         """One Manipulation per item, in order; every model call is batched across the items."""
         results: list[Manipulation | None] = [None] * len(items)
         encoded: list[tuple[int, _Encoded]] = []
         for i, item in enumerate(items):
-            enc = self._encode(item)
+            enc = self.encode(item)
             if isinstance(enc, str):
                 results[i] = Manipulation(outcome=enc)
             else:
                 encoded.append((i, enc))
-        scores = self._score([enc for _, enc in encoded])
+        scores = self.score([enc for _, enc in encoded])
         replace: list[tuple[int, _Encoded, list[int]]] = []
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
-            selected = [
-                w.index
-                for w in word_scores
-                if w.score > self.settings.threshold and (self.settings.punctuation or _has_alnum(w.text))
-            ]
+            threshold = self.settings.threshold
+            above = [w for w in word_scores if (w.score >= threshold if self.settings.paper else w.score > threshold)]
+            selected = [w.index for w in above if self.settings.punctuation or _has_alnum(w.text)]
             selected = self._capped(selected, word_scores)
+            if selected:
+                outcome = "generated"
+            else:  # none above the threshold, or only punctuation (replaced only with --punctuation)
+                outcome = "punctuation_only" if above else "no_word_selected"
             results[i] = Manipulation(
-                outcome="generated" if selected else "no_word_selected",
+                outcome=outcome,
                 words=word_scores,
                 selected=selected,
                 tokens=len(enc.response_ids),
@@ -171,7 +181,8 @@ class Manipulator:
 
     # -- encoding ----------------------------------------------------------------------------
 
-    def _encode(self, item: Item) -> "_Encoded | str":
+    def encode(self, item: Item) -> "_Encoded | str":
+        """The item's words and inputs, or why it is not manipulated ("too_short", "too_long")."""
         tokenizer = self.mlm.tokenizer
         alone = tokenizer(item.response, return_offsets_mapping=True, return_token_type_ids=True)
         sequence_ids = alone.sequence_ids()
@@ -194,6 +205,8 @@ class Manipulator:
             return "too_short"
         if len(alone["input_ids"]) > self.mlm.max_length:
             return "too_long"
+        if self.settings.paper:
+            return self._encode_paper(item, alone, response_index)
         tokenizer.truncation_side = "left"  # keep the turns nearest the response
         pair = tokenizer(
             context_text(item.context),
@@ -220,6 +233,31 @@ class Manipulator:
             response_ids=response_ids,
         )
 
+    def _encode_paper(self, item: Item, alone, response_index: list[int]) -> "_Encoded | str":
+        response_ids = [alone["input_ids"][k] for k in response_index]
+        built = paper_context_input(
+            self.mlm.tokenizer, context=item.context, response_ids=response_ids, max_length=self.mlm.max_length
+        )
+        if built is None:
+            return "too_long"
+        pair_ids, pair_offset = built
+        types = self.mlm.uses_token_types
+        return _Encoded(
+            item=item,
+            words=paper_pieces(
+                item.response,
+                [alone["offset_mapping"][k] for k in response_index],
+                [alone.word_ids()[k] for k in response_index],
+            ),
+            alone_ids=list(alone["input_ids"]),
+            alone_types=list(alone["token_type_ids"]) if types else None,
+            alone_offset=response_index[0],
+            pair_ids=pair_ids,
+            pair_types=[0] * len(pair_ids) if types else None,  # one segment
+            pair_offset=pair_offset,
+            response_ids=response_ids,
+        )
+
     # -- 1. scoring --------------------------------------------------------------------------
 
     def _masked(self, ids: list[int], offset: int, pieces: list[int]) -> tuple[list[int], list[int]]:
@@ -229,7 +267,8 @@ class Manipulator:
             masked[position] = self.mlm.mask_id
         return masked, positions
 
-    def _score(self, encoded: list[_Encoded]) -> list[list[WordScore]]:
+    def score(self, encoded: list[_Encoded]) -> list[list[WordScore]]:
+        """Every word's score (and its log-probabilities with and without the context), batched."""
         sequences: list[Sequence] = []
         for enc in encoded:
             for word in enc.words:
@@ -283,7 +322,7 @@ class Manipulator:
         row = 0
         for index in selected:
             for n, piece in enumerate(enc.words[index].pieces):
-                if n:
+                if n or getattr(enc.words[index], "continuation", False):  # a "##" piece (--paper: on its own)
                     allowed = self._allowed_inside
                 elif self.settings.punctuation:
                     allowed = self._allowed_start
@@ -324,11 +363,16 @@ class Manipulator:
             ids = chosen[cursor : cursor + len(word.pieces)]
             cursor += len(word.pieces)
             replacement = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(ids)).strip()
-            spans.append((word.start, word.end, replacement))
+            glued = getattr(word, "continuation", False), getattr(word, "continued", False)
+            if glued[0]:  # --paper: a "##" piece on its own, glued to the piece before it
+                replacement = replacement.removeprefix(_continuing_prefix(tokenizer))
+            spans.append((word.start, word.end, replacement, glued))
             replacements.append({"word": index, "original": word.text, "replacement": replacement})
         original = enc.item.response
-        for start, end, replacement in sorted(spans, reverse=True):
-            text = text[:start] + spaced(original, start, end, replacement) + text[end:]
+        for start, end, replacement, (after_piece, before_piece) in sorted(spans, reverse=True):
+            # pieces of one word (--paper) stay glued to each other
+            fitted = spaced(original, start, end, replacement, lead=not after_piece, trail=not before_piece)
+            text = text[:start] + fitted + text[end:]
         return Negative(text=text, sample=sample, replacements=replacements)
 
     def _alnum_pieces(self) -> np.ndarray:
@@ -342,7 +386,8 @@ class Manipulator:
 
     def _allowed_tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """Which vocabulary ids may fill a word's first piece and its later pieces: never a special
-        token; with WordPiece, a word starts with a plain piece and goes on with ``##`` pieces."""
+        token nor a placeholder that is not a word (BERT's ``[unused12]``, ``<...>``); with WordPiece,
+        a word starts with a plain piece (never a ``##`` continuation) and goes on with ``##`` pieces."""
         tokenizer = self.mlm.tokenizer
         size = self.mlm.model.get_output_embeddings().weight.shape[0]
         start = np.ones(size, dtype=bool)
@@ -351,6 +396,9 @@ class Manipulator:
         for special in tokenizer.all_special_ids:
             if special is not None and special < size:
                 start[special] = inside[special] = False
+        for token, index in tokenizer.get_vocab().items():
+            if index < size and _placeholder(token):
+                start[index] = inside[index] = False
         prefix = _continuing_prefix(tokenizer)
         if prefix:
             for token, index in tokenizer.get_vocab().items():
@@ -359,6 +407,11 @@ class Manipulator:
                     start[index] = start[index] and not continuing
                     inside[index] = inside[index] and continuing
         return start, inside
+
+
+def _placeholder(token: str) -> bool:
+    """A vocabulary entry that is no piece of a word: ``[unused0]``, ``[UNK]``, ``<mask>``."""
+    return len(token) > 2 and ((token[0] == "[" and token[-1] == "]") or (token[0] == "<" and token[-1] == ">"))
 
 
 def _has_alnum(text: str) -> bool:
@@ -370,12 +423,12 @@ def _continuing_prefix(tokenizer) -> str:
     return getattr(model, "continuing_subword_prefix", "") or "" if type(model).__name__ == "WordPiece" else ""
 
 
-def spaced(text: str, start: int, end: int, replacement: str) -> str:
+def spaced(text: str, start: int, end: int, replacement: str, *, lead: bool = True, trail: bool = True) -> str:
     """The replacement, with a space where it would otherwise run into a neighbouring word: a word
     glued to punctuation ("Sure,") may be replaced by a word ("Sure well")."""
-    if replacement and start > 0 and text[start - 1].isalnum() and replacement[0].isalnum():
+    if lead and replacement and start > 0 and text[start - 1].isalnum() and replacement[0].isalnum():
         replacement = " " + replacement
-    if replacement and end < len(text) and text[end].isalnum() and replacement[-1].isalnum():
+    if trail and replacement and end < len(text) and text[end].isalnum() and replacement[-1].isalnum():
         replacement = replacement + " "
     return replacement
 

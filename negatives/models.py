@@ -8,6 +8,8 @@ from django.db.models import Q
 class GenerationOutcome(models.TextChoices):
     GENERATED = "generated", "negatives generated"
     NO_WORD_SELECTED = "no_word_selected", "no word scored above the threshold"
+    # every word above the threshold was punctuation, which is replaced only with --punctuation
+    PUNCTUATION_ONLY = "punctuation_only", "only punctuation scored above the threshold"
     TOO_SHORT = "too_short", "too few words"
     TOO_LONG = "too_long", "longer than the model's input"
     FAILED = "failed", "failed"
@@ -22,6 +24,21 @@ DROP_REASONS = {
     "dropped_repeated": "the same as another negative of the same response",
 }
 
+# Why a question received no negative, one reason a question (the first that applies, in this
+# order): field value of QuestionGeneration.without_negative -> what the summary and the workspace say.
+# A question whose negatives were dropped for several reasons is counted under the first of them.
+NO_NEGATIVE_REASONS = {
+    "no_word_selected": "no word scored above the threshold",
+    "punctuation_only": "only punctuation scored above the threshold",
+    "unchanged": "every replacement was the original word again",
+    "ground_truth": "its negatives were the ground truth again",
+    "context": "its negatives were a context turn",
+    "duplicate": "its negatives were candidates it had already (or each other)",
+    "too_short": "too few words",
+    "too_long": "longer than the model's input",
+    "failed": "failed",
+}
+
 
 class QuestionGeneration(models.Model):
     """A question's outcome under one setup (model version and settings). A finished question is
@@ -33,6 +50,11 @@ class QuestionGeneration(models.Model):
     words = models.PositiveSmallIntegerField(default=0)
     selected = models.PositiveSmallIntegerField(default=0)
     negatives_added = models.PositiveSmallIntegerField(default=0)
+    # why it received none (NO_NEGATIVE_REASONS); blank when it received one
+    without_negative = models.CharField(max_length=20, blank=True)
+    # the response's WordPiece tokens and those of its selected words (Park et al.'s share is per token)
+    tokens = models.PositiveSmallIntegerField(default=0)
+    tokens_selected = models.PositiveSmallIntegerField(default=0)
     # negatives made but not added, by why (DROP_REASONS): each would have repeated a text
     dropped_ground_truth = models.PositiveSmallIntegerField(default=0)
     dropped_context = models.PositiveSmallIntegerField(default=0)
@@ -48,6 +70,10 @@ class QuestionGeneration(models.Model):
             models.UniqueConstraint(fields=["question", "setup"], name="questiongeneration_unique_setup"),
             models.CheckConstraint(
                 condition=Q(outcome__in=[o.value for o in GenerationOutcome]), name="questiongeneration_outcome_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(without_negative__in=["", *NO_NEGATIVE_REASONS]),
+                name="questiongeneration_without_negative_valid",
             ),
         ]
 

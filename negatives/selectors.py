@@ -106,16 +106,38 @@ def dataset_generation_counts(*, dataset: Dataset) -> dict[str, int]:
     )
 
 
-def dataset_negatives_dropped(*, dataset: Dataset) -> dict[str, int]:
-    """The negatives made but not added, by reason (negatives.models.DROP_REASONS), one aggregate query."""
-    from django.db.models import Sum
+def dataset_negatives_figures(*, dataset: Dataset) -> dict:
+    """The generation figures of the dataset's latest setup (model and settings: the last run,
+    resumed or not), one aggregate query: its questions, those that received a negative, those that
+    received none by why (NO_NEGATIVE_REASONS), the negatives made but not added by why
+    (DROP_REASONS), and of the responses with a selected word the share of words and of WordPiece
+    tokens replaced (each pooled; None without any)."""
+    from django.db.models import Count, OuterRef, Q, Subquery, Sum
 
-    from negatives.models import DROP_REASONS, QuestionGeneration
+    from negatives.models import DROP_REASONS, NO_NEGATIVE_REASONS, GenerationOutcome, QuestionGeneration
 
-    sums = QuestionGeneration.objects.filter(question__dataset=dataset).aggregate(
-        **{reason: Sum(reason) for reason in DROP_REASONS}
+    generated = Q(outcome=GenerationOutcome.GENERATED)
+    rows = QuestionGeneration.objects.filter(question__dataset=dataset)
+    latest = rows.filter(question__dataset=OuterRef("question__dataset")).order_by("-updated_at", "-id")
+    sums = rows.filter(setup=Subquery(latest.values("setup")[:1])).aggregate(
+        questions=Count("id"),
+        received=Count("id", filter=Q(negatives_added__gt=0)),
+        **{f"without_{r}": Count("id", filter=Q(without_negative=r)) for r in NO_NEGATIVE_REASONS},
+        **{reason: Sum(reason) for reason in DROP_REASONS},
+        words=Sum("words", filter=generated),
+        selected=Sum("selected", filter=generated),
+        tokens=Sum("tokens", filter=generated),
+        tokens_selected=Sum("tokens_selected", filter=generated),
     )
-    return {reason: sums[reason] or 0 for reason in DROP_REASONS}
+    return {
+        "questions": sums["questions"],
+        "received": sums["received"],
+        "without_negative": {r: sums[f"without_{r}"] for r in NO_NEGATIVE_REASONS},
+        "dropped": {reason: sums[reason] or 0 for reason in DROP_REASONS},
+        "share_of_words_replaced": sums["selected"] / sums["words"] if sums["words"] else None,
+        # rows from before tokens were recorded count none
+        "share_of_wordpiece_tokens_replaced": sums["tokens_selected"] / sums["tokens"] if sums["tokens"] else None,
+    }
 
 
 def dataset_toy_negatives(*, dataset: Dataset) -> int:
@@ -125,3 +147,23 @@ def dataset_toy_negatives(*, dataset: Dataset) -> int:
     return Candidate.objects.filter(
         question__dataset=dataset, source=CandidateSource.MLM_NEGATIVE, provenance__toy_model=True
     ).count()
+
+
+def dataset_guard_items(*, dataset: Dataset, limit: int) -> list:
+    """The dataset's first ``limit`` questions (by id, derived ones left out) as manipulation items:
+    the text the masked LM's guard is measured on (negatives.guard)."""
+    from negatives.manipulation import Item
+
+    rows = list(
+        Question.objects.filter(dataset=dataset, derived_from__isnull=True)
+        .order_by("id")
+        .values_list("id", "context_id", "ground_truth")[:limit]
+    )
+    turns: dict[int, list[str]] = {}
+    for context_id, text in (
+        Turn.objects.filter(context_id__in={c for _, c, _ in rows})
+        .order_by("context_id", "position")
+        .values_list("context_id", "text")
+    ):
+        turns.setdefault(context_id, []).append(text)
+    return [Item(key=qid, context=turns.get(cid, []), response=truth) for qid, cid, truth in rows]

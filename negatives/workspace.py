@@ -8,8 +8,8 @@ from annotation.workspace import Action, Number, StepState, StepStatus, Workspac
 from core.selectors import job_params_q
 from negatives.demo_mlm import TOY_DEFAULT_NOTE, mlm_default_is_toy
 from negatives.job_params import GenerateNegativesParams
-from negatives.models import DROP_REASONS, GenerationOutcome
-from negatives.selectors import dataset_generation_counts, dataset_negatives_dropped, dataset_toy_negatives
+from negatives.models import DROP_REASONS, NO_NEGATIVE_REASONS, GenerationOutcome
+from negatives.selectors import dataset_generation_counts, dataset_negatives_figures, dataset_toy_negatives
 from negatives.services.generation import TOY_MODEL_NOTE
 
 
@@ -23,8 +23,25 @@ def negatives_state(dataset: Dataset) -> StepState:
     if not counts["questions"]:
         return StepState(StepStatus.WAITING, "Import dialogues first.", numbers)
     if outcomes:
-        dropped = dataset_negatives_dropped(dataset=dataset)
-        numbers += [Number(f"not added: {DROP_REASONS[r]}", n) for r, n in dropped.items() if n]
+        figures = dataset_negatives_figures(dataset=dataset)
+        numbers.append(
+            Number("latest run: questions that received a negative", figures["received"], of=figures["questions"])
+        )
+        numbers += [
+            Number(f"latest run, without a negative: {NO_NEGATIVE_REASONS[r]}", n)
+            for r, n in figures["without_negative"].items()
+            if n
+        ]
+        numbers += [Number(f"latest run, not added: {DROP_REASONS[r]}", n) for r, n in figures["dropped"].items() if n]
+        # named apart: Park et al.'s 27.28 % is per WordPiece token, a word can hold several
+        for key, label in (
+            ("share_of_words_replaced", "words"),
+            ("share_of_wordpiece_tokens_replaced", "WordPiece tokens"),
+        ):
+            if figures[key] is not None:
+                numbers.append(
+                    Number(f"latest run: {label} replaced (of responses with a selected word)", figures[key], "percent")
+                )
         toy = dataset_toy_negatives(dataset=dataset)
         return StepState(
             StepStatus.DONE,

@@ -4,6 +4,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# A pair type's correctness is ranked (compared across systems) only from this many pairs: below
+# it the 95 % interval is wider than about ±0.18 around 0.5, wider than the differences seen
+# between systems (docs/pairs.md, "Reading pair correctness").
+MIN_PAIRS_TO_RANK = 30
+PAIR_CHANCE = 0.5  # a pair has two responses: picking one at random is right half the time
+# Why ML pairs can fall as a model improves: what the pages say beside them.
+ML_PAIRS_NOTE = (
+    "ML pairs replace a content word with the word a bigram model finds most likely in its place: the "
+    "better a model predicts fluent text, the more it may prefer that likely word, so its correctness on ML "
+    "pairs can fall as it improves. Read them as a test of relying on context over local fluency, not as a "
+    "score to maximise alone."
+)
+
 
 def bootstrap_interval(
     values: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0

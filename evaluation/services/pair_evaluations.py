@@ -19,7 +19,7 @@ from core.errors import UserError
 from core.models import Job
 from core.services.jobs import JobProgress
 from evaluation.job_params import EvaluatePairsParams
-from evaluation.metrics.accuracy import accuracy_summary
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK, PAIR_CHANCE, accuracy_summary
 from evaluation.models import PairEvaluation, PairResult, System
 from evaluation.scoring import CandidateScore
 from evaluation.scoring.loading import scorer_for
@@ -175,7 +175,6 @@ def _save(evaluation: PairEvaluation, pairs: list[dict], scores: list[list[Candi
 
 
 # a pair is two responses, one appropriate: a coin picks it half the time
-PAIR_CHANCE = 0.5
 
 
 def pair_evaluation_summary(*, evaluation: PairEvaluation, seed: int = 0) -> dict:
@@ -213,4 +212,6 @@ def _cell(correct: list[bool], *, seed: int) -> dict:
         "correct": summary["correct"],
         "accuracy": summary["accuracy"],
         "ci95": summary["ci95"],
+        "chance": PAIR_CHANCE,
+        "too_few_to_rank": summary["questions"] < MIN_PAIRS_TO_RANK,
     }

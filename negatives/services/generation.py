@@ -22,7 +22,7 @@ from core.services.jobs import JobProgress
 from core.text import text_hash
 from negatives.manipulation import Item, Manipulation, ManipulationSettings, Manipulator
 from negatives.mlm_loading import mlm_load
-from negatives.models import DROP_REASONS, GenerationOutcome, QuestionGeneration
+from negatives.models import DROP_REASONS, NO_NEGATIVE_REASONS, GenerationOutcome, QuestionGeneration
 
 METHOD = "mlm-manipulation (Park et al., NAACL 2021)"
 BATCH_SIZE = 64  # questions per committed batch
@@ -34,6 +34,8 @@ SUMMED = (
     "candidates_added",
     "questions_with_negative",  # questions that received at least one candidate
     *DROP_REASONS,
+    # questions that received none, by why (NO_NEGATIVE_REASONS): negatives_report_finish nests them
+    *(f"without_negative_{reason}" for reason in NO_NEGATIVE_REASONS),
     "in_annotation",  # questions already open for annotation that got new negatives
     "words",
     "words_replaced",
@@ -41,6 +43,7 @@ SUMMED = (
     "tokens_replaced",
 )
 PHASE_LOAD, PHASE_GENERATE = "loading the masked LM", "scoring and replacing words"
+PHASE_GUARD = "checking the masked LM"
 TOY_MODEL_NOTE = "made with the demo's toy masked LM, for trying the workflow: not negatives to annotate for real"
 
 
@@ -70,7 +73,8 @@ def negatives_generate(
     progress: JobProgress | None = None,
     job_id: int | None = None,
 ) -> dict:
-    """Every question of the dataset in one piece (the job runs them in shards: job_handlers)."""
+    """Every question of the dataset in one piece (the job runs them in shards, after the masked
+    LM's guard: job_handlers); no guard here."""
     dataset = negatives_prepare(dataset_name=dataset_name, settings=settings)
     if progress:
         progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)
@@ -159,16 +163,19 @@ def negatives_report_finish(report: dict) -> dict:
     """The shares, from the counts, of the questions processed: those that received a negative
     (``share_with_negative``) and those with a word selected for replacement (what Park et al.'s
     94.89 % counts, ``share_with_selected_word``; a selected word can still yield no new candidate);
-    of the words of the responses with a selected word, the share replaced (pooled over words)."""
+    the questions that received none by why (``without_negative``: each counted once, so with
+    ``questions_with_negative`` they add up to the questions run, failed ones included); of the
+    responses with a selected word, the share of their words replaced and the share of their
+    WordPiece tokens (Park et al.'s 27.28 % is per token), each pooled (replaced over all)."""
     report = dict(report)
     processed = report["questions"] - report["skipped_finished"] - report["failed"]
     report["share_with_negative"] = round(report["questions_with_negative"] / processed, 4) if processed else None
     report["share_with_selected_word"] = round(report["generated"] / processed, 4) if processed else None
+    report["without_negative"] = {reason: report.pop(f"without_negative_{reason}", 0) for reason in NO_NEGATIVE_REASONS}
     replaced = report.pop("words_replaced")
-    report["mean_share_replaced"] = round(replaced / report["words"], 4) if report["words"] else None
-    # the same per WordPiece token, as Park et al.'s 27.28 % counts (a report from before has none)
+    report["share_of_words_replaced"] = round(replaced / report["words"], 4) if report["words"] else None
     tokens, tokens_replaced = report.pop("tokens", 0), report.pop("tokens_replaced", 0)
-    report["share_of_tokens_replaced"] = round(tokens_replaced / tokens, 4) if tokens else None
+    report["share_of_wordpiece_tokens_replaced"] = round(tokens_replaced / tokens, 4) if tokens else None
     return report
 
 
@@ -207,6 +214,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
                 results.append(traceback.format_exc()[-4000:])
     new_candidates, outcomes = [], []
     offered: dict[int, int] = {}  # question id -> new texts offered to the database
+    made: dict[int, int] = {}  # question id -> negatives the masked LM made
     for (question_id, ground_truth, context_id), result in zip(batch, results, strict=True):
         if isinstance(result, str):
             outcomes.append(_outcome(question_id, run, GenerationOutcome.FAILED, job_id, error=result))
@@ -220,7 +228,10 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
             job_id,
             words=len(result.words),
             selected=len(result.selected),
+            tokens=result.tokens,
+            tokens_selected=result.tokens_selected,
         )
+        made[question_id] = len(result.negatives)
         for negative in result.negatives:
             digest = text_hash(negative.text)
             if digest == truth:
@@ -247,6 +258,7 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         for outcome in outcomes:
             outcome.negatives_added = after.get(outcome.question_id, 0) - before.get(outcome.question_id, 0)
             outcome.dropped_existing = offered.get(outcome.question_id, 0) - outcome.negatives_added
+            outcome.without_negative = _without_negative(outcome, made=made.get(outcome.question_id, 0))
         QuestionGeneration.objects.bulk_create(
             outcomes,
             update_conflicts=True,
@@ -256,6 +268,9 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
                 "words",
                 "selected",
                 "negatives_added",
+                "without_negative",
+                "tokens",
+                "tokens_selected",
                 *DROP_REASONS,
                 "error",
                 "job",
@@ -266,6 +281,8 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         report[outcome.outcome] += 1
         report["candidates_added"] += outcome.negatives_added
         report["questions_with_negative"] += 1 if outcome.negatives_added else 0
+        if outcome.without_negative:
+            report[f"without_negative_{outcome.without_negative}"] += 1
         for reason in DROP_REASONS:
             report[reason] += getattr(outcome, reason)
     # Negatives added to a question already open for annotation need scores too: its unit of work
@@ -276,6 +293,22 @@ def _generate_batch(batch, *, manipulator: Manipulator, run: GenerationRun, repo
         report["in_annotation"] += 1
 
 
+def _without_negative(outcome: QuestionGeneration, *, made: int) -> str:
+    """Why the question received no negative ("" when it received one): its outcome when no word
+    was selected, else what became of the negatives made (the first reason that applies)."""
+    if outcome.negatives_added:
+        return ""
+    if outcome.outcome != GenerationOutcome.GENERATED:
+        return outcome.outcome
+    if not made:
+        return "unchanged"  # every replacement came back as the original word (manipulation drops it)
+    if outcome.dropped_ground_truth:
+        return "ground_truth"
+    if outcome.dropped_context:
+        return "context"
+    return "duplicate"
+
+
 def _sample_key(turns: list[tuple[str, str]], ground_truth: str) -> int:
     """Seeds a question's samples from its texts, not its id: the same dialogue gets the same
     negatives for a seed in any database."""
@@ -283,13 +316,17 @@ def _sample_key(turns: list[tuple[str, str]], ground_truth: str) -> int:
     return int(hashlib.sha256(texts.encode()).hexdigest()[:12], 16)
 
 
-def _outcome(question_id, run, outcome, job_id, *, words=0, selected=0, error="") -> QuestionGeneration:
+def _outcome(
+    question_id, run, outcome, job_id, *, words=0, selected=0, tokens=0, tokens_selected=0, error=""
+) -> QuestionGeneration:
     return QuestionGeneration(
         question_id=question_id,
         setup=run.setup,
         outcome=outcome,
         words=words,
         selected=selected,
+        tokens=tokens,
+        tokens_selected=tokens_selected,
         error=error,
         job_id=job_id,
     )

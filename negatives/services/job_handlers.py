@@ -10,6 +10,7 @@ from negatives.manipulation import ManipulationSettings
 
 from .generation import (
     PHASE_GENERATE,
+    PHASE_GUARD,
     PHASE_LOAD,
     negatives_generate_questions,
     negatives_prepare,
@@ -17,6 +18,7 @@ from .generation import (
     negatives_run_load,
 )
 from .generation_shards import negatives_reports_merge, negatives_shard_size, negatives_shards_plan
+from .guard import mlm_guard_check
 
 
 def manipulation_settings(params: GenerateNegativesParams) -> ManipulationSettings:
@@ -27,6 +29,7 @@ def manipulation_settings(params: GenerateNegativesParams) -> ManipulationSettin
         max_mask_share=params.max_mask_share,
         replace_with_context=params.replace_with_context,
         punctuation=params.punctuation,
+        paper=params.paper,
         top_k=params.top_k,
         seed=params.seed,
     )
@@ -40,8 +43,12 @@ def generate_negatives(params: GenerateNegativesParams, job: Job, progress: JobP
         raise UserError(f"batch size must be at least 1, not {params.batch_size}")
     dataset = negatives_prepare(dataset_name=params.dataset, settings=settings)
     progress.update(done=0, total=0, phase=PHASE_LOAD, force=True)
-    # loaded here for the setup; this worker's shards reuse it (one load per worker process)
-    _, run = negatives_run_load(mlm_path=params.mlm, settings=settings)
+    # loaded here for the setup and the guard; this worker's shards reuse it (one load per worker process)
+    manipulator, run = negatives_run_load(mlm_path=params.mlm, settings=settings)
+    progress.update(done=0, total=0, phase=PHASE_GUARD, force=True)
+    guard = mlm_guard_check(
+        dataset=dataset, manipulator=manipulator, model=run.model_version, skip=params.skip_guard, toy=run.toy_model
+    )
     size = negatives_shard_size(batch_size=params.batch_size)
     reports = job_shards_run(
         job=job,
@@ -50,7 +57,8 @@ def generate_negatives(params: GenerateNegativesParams, job: Job, progress: JobP
         phase=PHASE_GENERATE,
         unit="questions",
     )
-    return negatives_report_finish(negatives_reports_merge(dataset=dataset, run=run, reports=reports))
+    report = negatives_report_finish(negatives_reports_merge(dataset=dataset, run=run, reports=reports))
+    return {**report, "mlm_guard": guard}
 
 
 def generate_negatives_shard(

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from core.models import Job, JobStatus
 from core.services.jobs import job_execute
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK
 from evaluation.models import Campaign, EvaluationStatus, PairEvaluation, System, SystemKind
 from evaluation.report import CHOSEN, PAIRS
 from evaluation.scoring.loading import scorer_cache_clear
@@ -133,7 +134,7 @@ def test_the_report_page_shows_the_pair_row_and_the_per_type_table(admin_client,
             values = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
             value = values[systems.index(name)]
             assert value.startswith(f"{right / n:.3f} "), (name, label, value)
-            assert value.endswith(f"({n})</span>")
+            assert value.split(' <span class="muted too-few">')[0].endswith(f"({n})</span>")
     # beside the per-error-label table of the test set
     assert html.index("Error label") < html.index('id="pair-types"')
 
@@ -216,3 +217,14 @@ def test_each_leaderboard_value_sits_under_its_own_header(admin_client, campaign
     assert cells[headers.index("RANDOM mean [min, max]")].endswith("(9)</span>")
     pairs = cells[headers.index("Pair correctness [95 % CI]")]
     assert pairs.endswith(f"({EXPECTED['ranked']['all pairs'][0]})</span>") and not pairs.startswith("0.111")
+
+
+def test_the_per_type_table_shows_chance_marks_small_types_and_explains_ml_pairs(admin_client, campaign):
+    run(campaign)
+    html = admin_client.get(reverse("campaign-report", args=[campaign.name])).content.decode()
+    table = html.split('id="pair-types"', 1)[1].split("</section>", 1)[0]
+    assert "chance 0.500" in table and f"fewer than {MIN_PAIRS_TO_RANK} pairs: too few to rank" in table
+    # every group of this small set is below the bar
+    row = table.split('<tr data-key="function">', 1)[1].split("</tr>", 1)[0]
+    assert "too few to rank" in row
+    assert 'id="ml-pairs-note"' in table and "can fall as it improves" in table

@@ -12,6 +12,7 @@ from core.errors import UserError
 from core.job_registry import job_kind_get
 from core.models import Job, JobStatus
 from core.services.jobs import job_execute
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK
 from evaluation.models import EvaluationStatus, PairEvaluation, PairResult
 from evaluation.scoring.loading import scorer_cache_clear, scorer_for
 from evaluation.services.pair_evaluations import pair_evaluation_start, pair_evaluation_summary
@@ -290,7 +291,7 @@ def test_command_prints_the_summary_table(pair_set, length_system, capsys):
     lines = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()[2:]}
     assert lines["all pairs"][2:5] == ["3", "2", "0.667"]
     assert lines["type content"][2:5] == ["2", "1", "0.500"]
-    assert lines["type function"][2:] == ["1", "1", "1.000", "[1.000,", "1.000]"]
+    assert lines["type function"][2:7] == ["1", "1", "1.000", "[1.000,", "1.000]"]
     assert lines["type/subtype content/noun"][2:4] == ["2", "1"]
     assert lines["criterion el"][2:4] == ["2", "1"]
     assert "1 pairs pending review" in out
@@ -303,3 +304,23 @@ def test_command_prints_the_summary_table(pair_set, length_system, capsys):
 def test_command_reports_an_unknown_set(db):
     with pytest.raises(CommandError, match="no pair set 'nope'"):
         call_command("evaluate_pairs", "--set", "nope", "--system", "x")
+
+
+def test_each_group_has_its_chance_and_groups_below_the_bar_are_too_few_to_rank(pair_set, length_system, capsys):
+    # given 30 content pairs (ML) and one function pair
+    for k in range(MIN_PAIRS_TO_RANK):
+        pair(pair_set, "win" if k % 2 else "lose", subtype="noun", criterion="ml")
+    pair(pair_set, "win", type="function")
+    call_command("evaluate_pairs", "--set", "okano", "--system", "length", "--device", "cpu")
+    out = capsys.readouterr().out
+    summary = PairEvaluation.objects.get().summary
+    # then every cell has n, its interval and chance, and only the small one is too few to rank
+    assert summary["per_type"]["content"]["n"] == MIN_PAIRS_TO_RANK
+    assert summary["per_type"]["content"]["chance"] == 0.5 and not summary["per_type"]["content"]["too_few_to_rank"]
+    assert summary["per_type"]["function"]["too_few_to_rank"]
+    lines = {line.split("  ")[0].strip(): line for line in out.splitlines()[2:]}
+    assert "(chance 0.500)" in out.splitlines()[1]
+    assert lines["type function"].endswith(f"too few to rank (< {MIN_PAIRS_TO_RANK} pairs)")
+    assert "too few" not in lines["type content"]
+    # and the ML pairs are explained where they are shown
+    assert "criterion ML: ML pairs replace a content word" in out

@@ -82,4 +82,4 @@ def test_a_question_whose_negatives_were_all_dropped_received_none(question, tin
     assert (report["share_with_selected_word"], report["share_with_negative"]) == (1.0, 0.0)
     summary = job_kind_get(GenerateNegativesParams.kind).params(dataset="drops").summary(report)
     assert summary.startswith("Negatives for 0 of 1 questions of dataset drops: 0 candidates added")
-    assert "1 questions with a selected word got no new candidate" in summary
+    assert "questions without a negative: 1 its negatives were the ground truth again" in summary

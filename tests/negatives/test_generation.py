@@ -68,14 +68,14 @@ def test_every_question_has_an_outcome_and_the_report_counts_them(dataset, tiny_
     assert set(outcomes.values()) == {GenerationOutcome.GENERATED}
     assert report["generated"] == 4 and report["too_short"] == 1 and report["failed"] == 0
     assert report["share_with_negative"] == pytest.approx(4 / 5)
-    assert report["mean_share_replaced"] == 1.0
-    assert report["share_of_tokens_replaced"] == 1.0
+    assert report["share_of_words_replaced"] == 1.0
+    assert report["share_of_wordpiece_tokens_replaced"] == 1.0
 
 
 def test_the_shares_replaced_are_per_word_and_per_token(dataset, tiny_mlm_dir):
     # a threshold in the middle selects some words: each share is its own count over its own total
     report = generate(dataset, tiny_mlm_dir, threshold=0.0, punctuation=True)
-    assert 0 < report["mean_share_replaced"] <= 1 and 0 < report["share_of_tokens_replaced"] <= 1
+    assert 0 < report["share_of_words_replaced"] <= 1 and 0 < report["share_of_wordpiece_tokens_replaced"] <= 1
 
 
 def test_a_question_without_a_word_above_the_threshold_is_counted_not_failed(dataset, tiny_mlm_dir):
@@ -183,7 +183,9 @@ def test_without_a_model_the_setting_is_named(dataset, settings):
 
 def test_the_command_runs_a_gpu_job_with_named_phases(dataset, tiny_mlm_dir, capsys):
     assert job_kind_get("generate_negatives").queue == "gpu"
-    call_command("generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--threshold=-1e9")
+    call_command(
+        "generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--threshold=-1e9", "--skip-guard"
+    )
     job = Job.objects.get(kind="generate_negatives")
     assert job.status == "succeeded" and job.result["generated"] == 4
     assert job.phase == "scoring and replacing words"
@@ -211,3 +213,17 @@ def test_negatives_added_to_a_question_in_annotation_reopen_its_work(dataset, ti
     report = generate(dataset, tiny_mlm_dir, threshold=EVERY_WORD)
     assert report["in_annotation"] == 4
     assert QuestionWork.objects.filter(is_open=True).count() == 4
+
+
+def test_the_paper_mode_runs_as_a_setup_of_its_own(dataset, tiny_mlm_dir):
+    # given negatives made in this project's setting
+    call_command("generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--skip-guard")
+    # when the paper's setting runs on the same dataset
+    call_command("generate_negatives", "--dataset", dataset.name, "--mlm", str(tiny_mlm_dir), "--skip-guard", "--paper")
+    # then it is another setup: every question is processed again, per WordPiece token
+    first, paper = Job.objects.filter(kind="generate_negatives").order_by("id")
+    assert paper.result["settings"]["paper"] is True and paper.result["setup"] != first.result["setup"]
+    assert paper.result["skipped_finished"] == 0
+    rows = QuestionGeneration.objects.filter(setup=paper.result["setup"])
+    assert rows.count() == len(GROUND_TRUTHS) and any(row.words for row in rows)
+    assert all(row.words == row.tokens for row in rows)

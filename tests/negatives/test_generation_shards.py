@@ -52,7 +52,8 @@ def negatives(dataset: str) -> list[tuple]:
 
 
 def without_dataset(report: dict) -> dict:
-    return {key: value for key, value in report.items() if key != "dataset"}
+    # the job's report adds the masked LM's guard, which the service in one piece does not measure
+    return {key: value for key, value in report.items() if key not in ("dataset", "mlm_guard")}
 
 
 def test_a_shard_holds_whole_batches():
@@ -91,7 +92,7 @@ def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_
     # when the second's job runs in shards of 7 (rounded to 8) questions, eagerly here
     settings.WELLCHOSEN_JOB_SHARD_SIZE = 7
     params = GenerateNegativesParams(
-        dataset="sharded", mlm=str(tiny_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=4
+        dataset="sharded", mlm=str(tiny_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=4, skip_guard=True
     )
     job = job_create(params=params, enqueue=False)
     job_execute(job_id=job.pk)
@@ -126,7 +127,12 @@ def test_two_workers_share_a_negatives_job_and_give_the_negatives_of_one_worker(
     ) as pair:
         # when the second dataset's job is sent to them
         params = GenerateNegativesParams(
-            dataset="sharded", mlm=str(tiny_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=10
+            dataset="sharded",
+            mlm=str(tiny_mlm_dir),
+            threshold=THRESHOLD,
+            per_question=2,
+            batch_size=10,
+            skip_guard=True,
         )
         job = job_create(params=params, enqueue=False)
         job = pair.run(job)

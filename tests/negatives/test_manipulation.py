@@ -260,3 +260,72 @@ def test_a_setup_from_before_the_punctuation_option_is_the_paper_setting():
     # the digest of a run made before the option (punctuation replaced) stays that run's
     assert "punctuation" not in ManipulationSettings(punctuation=True).describe()
     assert ManipulationSettings().describe()["punctuation"] is False
+
+
+def test_no_replacement_is_sub_word_debris(mlm, monkeypatch):
+    # given a model that puts its mass on continuation pieces ("##xx") and pieces without a letter
+    vocab = mlm.tokenizer.get_vocab()
+    debris = [i for t, i in vocab.items() if t.startswith("##") or not any(c.isalnum() for c in t)]
+    original = mlm.log_probs
+
+    def skewed(sequences, **kw):
+        rows = [row.clone() for row in original(sequences, **kw)]
+        for row in rows:
+            row[:, debris] += 100.0
+        return rows
+
+    monkeypatch.setattr(mlm, "log_probs", skewed)
+    items = [Item(k, CONTEXT, text) for k, text in enumerate([RESPONSE, "The coffeehouse opens at nine."])]
+    results = manipulate(mlm, *items, threshold=NEVER, per_question=3)
+    # then every replacement is a word: no leading "##", no piece without a letter or digit
+    replacements = [r["replacement"] for res in results for n in res.negatives for r in n.replacements]
+    assert replacements
+    assert all(not r.startswith("##") and any(c.isalnum() for c in r) for r in replacements)
+    assert all(all(c.isalnum() for c in r.replace("'", "")) for r in replacements)
+
+
+def test_placeholders_of_the_vocabulary_are_never_replacements(mlm):
+    from negatives.manipulation import _placeholder
+
+    assert _placeholder("[unused12]") and _placeholder("<mask>") and not _placeholder("[") and not _placeholder("word")
+    manipulator = Manipulator(mlm, ManipulationSettings())
+    for token, index in mlm.tokenizer.get_vocab().items():
+        if _placeholder(token):
+            assert not manipulator._allowed_start[index] and not manipulator._allowed_inside[index]
+
+
+def test_the_paper_setting_scores_each_token_with_the_previous_turn_as_one_segment(mlm, monkeypatch):
+    calls = recorded_sequences(mlm, monkeypatch)
+    item = Item(1, CONTEXT, "The coffeehouse opens at nine.")
+    [result] = manipulate(mlm, item, threshold=NEVER, paper=True, punctuation=True)
+    tokens = mlm.tokenizer(item.response, add_special_tokens=False)["input_ids"]
+    # every WordPiece token is a unit of its own, scored and replaced
+    assert len(result.words) == len(tokens) == result.tokens
+    assert result.selected == list(range(len(tokens)))
+    # the input with the context is one segment holding only the previous turn
+    last = mlm.tokenizer(CONTEXT[-1], add_special_tokens=False)["input_ids"]
+    with_context = calls[0][0]
+    assert with_context.input_ids[1 : 1 + len(last)] == last
+    assert with_context.input_ids[1 + len(last) : 1 + len(last) + len(tokens)][1:] == tokens[1:]
+    assert set(with_context.token_type_ids) == {0}
+    # and the negative is a text (pieces of one word glued), with each token changed
+    [negative] = result.negatives
+    assert negative.text != item.response and "##" not in negative.text
+
+
+def test_the_paper_setting_selects_a_score_equal_to_the_threshold(mlm, monkeypatch):
+    from negatives.manipulation import WordScore
+
+    def score(self, encoded):
+        return [[WordScore(w.index, w.text, 0.5, 0.0, 0.0) for w in enc.words] for enc in encoded]
+
+    monkeypatch.setattr(Manipulator, "score", score)
+    item = Item(1, CONTEXT, RESPONSE)
+    [paper] = manipulate(mlm, item, threshold=0.5, paper=True)
+    [ours] = manipulate(mlm, item, threshold=0.5)
+    assert paper.selected and not ours.selected
+
+
+def test_the_paper_setting_is_a_setup_of_its_own():
+    assert ManipulationSettings(paper=True).describe()["paper"] is True
+    assert "paper" not in ManipulationSettings().describe()  # setups from before keep their digest

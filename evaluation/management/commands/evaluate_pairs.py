@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.commands import format_report, job_execute_here, job_params_arguments
 from core.errors import UserError
 from evaluation.job_params import EvaluatePairsParams
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK, ML_PAIRS_NOTE, PAIR_CHANCE
 from evaluation.services.pair_evaluations import pair_evaluation_start
 
 PARTS = (("per_type", "type"), ("per_subtype", "type/subtype"), ("per_criterion", "criterion"))
@@ -41,7 +42,8 @@ class Command(BaseCommand):
 
 
 def summary_table(summary: dict) -> str:
-    """The summary as text: one line per group, correctness with its 95 % interval."""
+    """The summary as text: one line per group, correctness with its 95 % interval beside chance; a
+    group of fewer than MIN_PAIRS_TO_RANK pairs is marked too few to rank."""
     rows = [("all pairs", summary)]
     if "sum_logprob_rule" in summary:
         rows.append(("all pairs, summed log-prob rule", summary["sum_logprob_rule"]))
@@ -50,12 +52,13 @@ def summary_table(summary: dict) -> str:
     width = max(len(name) for name, _ in rows)
     lines = [
         f"{summary['system']} on pair set {summary['pair_set']}: the correct response has the lower loss",
-        f"{'':<{width}}  {'pairs':>6}  {'correct':>7}  {'accuracy':>8}  95 % CI",
+        f"{'':<{width}}  {'pairs':>6}  {'correct':>7}  {'accuracy':>8}  95 % CI  (chance {PAIR_CHANCE:.3f})",
     ]
     for name, cell in rows:
         accuracy = "–" if cell["accuracy"] is None else f"{cell['accuracy']:.3f}"
         ci = "–" if not cell["ci95"] else f"[{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]"
-        lines.append(f"{name:<{width}}  {cell['n']:>6}  {cell['correct']:>7}  {accuracy:>8}  {ci}")
+        few = f"  too few to rank (< {MIN_PAIRS_TO_RANK} pairs)" if cell["n"] < MIN_PAIRS_TO_RANK else ""
+        lines.append(f"{name:<{width}}  {cell['n']:>6}  {cell['correct']:>7}  {accuracy:>8}  {ci}{few}")
     counts = summary.get("pair_set_counts") or {}
     if counts.get("pending_review") or counts.get("awaiting_annotators") or counts.get("left_out"):
         lines.append(
@@ -63,4 +66,6 @@ def summary_table(summary: dict) -> str:
             f"{counts.get('awaiting_annotators', 0)} with the annotators, "
             f"{counts.get('left_out', 0)} rejected or dropped"
         )
+    if "ml" in summary.get("per_criterion", {}):
+        lines.append(f"criterion ML: {ML_PAIRS_NOTE}")
     return "\n".join(lines) + "\n"

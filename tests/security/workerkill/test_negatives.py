@@ -49,7 +49,12 @@ def test_negatives_killed_mid_dataset_resume_and_end_equal_to_a_run_never_killed
     )
     job = job_create(
         params=GenerateNegativesParams(
-            dataset="killed", mlm=str(tiny_mlm_dir), threshold=EVERY_WORD, per_question=2, batch_size=BATCH
+            dataset="killed",
+            mlm=str(tiny_mlm_dir),
+            threshold=EVERY_WORD,
+            per_question=2,
+            batch_size=BATCH,
+            skip_guard=True,
         ),
         enqueue=False,
     )
