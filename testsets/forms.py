@@ -11,7 +11,8 @@ from testsets.services.shortcut_audit import shortcut_audit_options_check
 
 CONTEXT_TURNS_BOUNDS = {"min_value": 1, "max_value": 20}
 FALSE_PER_QUESTION_BOUNDS = {"min_value": 1, "max_value": 20}
-SHORTCUT_ROUNDS_BOUNDS = {"min_value": 0, "max_value": 20}
+# left empty: the default rounds (a form posted before the field existed still builds)
+SHORTCUT_ROUNDS_BOUNDS = {"min_value": 0, "max_value": 20, "required": False}
 
 
 class TestsetImportForm(job_params_form(ImportTestsetParams, fields={"context_turns": CONTEXT_TURNS_BOUNDS})):
