@@ -3,12 +3,12 @@ filter decision, under a Dirichlet-multinomial model of how a response's scores 
 
 Each response has its own (unknown) distribution over the categories the filter rules look at
 (for a false candidate: ungrammatical, acceptable, neither; for a ground truth: low, not low); that
-distribution is Dirichlet with a prior fitted on the dataset's completed responses, one for ground
-truths and one for false candidates. Given the scores seen, the remaining ``planned - n`` scores are
-Dirichlet-multinomial; with K = 5 every outcome is enumerated exactly. A response stops when its
-decision is final (the deterministic rule, the floor) or when the probability that all K scores
-would decide otherwise than the most likely decision is below the dataset's tolerance: tolerance
-0 is exactly the deterministic rule.
+distribution is Dirichlet with a prior fitted on the dataset's responses (stopped ones too: the
+rule depends only on the scores seen), one for ground truths and one for false candidates. Given
+the scores seen, the remaining ``planned - n`` scores are Dirichlet-multinomial; with K = 5 every
+outcome is enumerated exactly. A response stops when its decision is final (the deterministic
+rule, the floor) or when the probability that all K scores would decide otherwise than the most
+likely decision is below the dataset's tolerance: tolerance 0 is exactly the deterministic rule.
 
 Pure functions on counts (the selectors count scores in the database); numpy only.
 """
@@ -29,7 +29,7 @@ from annotation.rules import (
     decide_ground_truth,
 )
 
-# Below this many completed responses of a role the prior is not fitted: DEFAULT_ALPHA is used.
+# Below this many responses (with two or more scores) of a role the prior is not fitted: DEFAULT_ALPHA is used.
 MIN_FIT_RESPONSES = 30
 # Uniform Dirichlet(1, ..., 1): before any evidence every share of categories is equally likely, so
 # three 1s of a false candidate still leave a one-in-six chance per remaining annotator of an
@@ -142,35 +142,37 @@ def outlook(role: Role, seen: tuple[int, ...], *, planned: int, alpha: tuple[flo
     return Outlook(decision, max(0.0, 1.0 - chances[decision] / sum(chances.values())), False)
 
 
-def fit_alpha(counts: np.ndarray, *, iterations: int = 200) -> tuple[float, ...]:
-    """Maximum-likelihood Dirichlet-multinomial parameters (Minka's fixed point) from completed
-    responses' category counts (rows; any number of scores each). Fewer than MIN_FIT_RESPONSES
-    rows, or rows that carry no spread: the uniform default."""
+def fit_alpha(counts: np.ndarray, *, weights: np.ndarray | None = None, iterations: int = 200) -> tuple[float, ...]:
+    """Maximum-likelihood Dirichlet-multinomial parameters (Minka's fixed point) from responses'
+    category counts (rows, any number of scores each; ``weights``: how many responses each row
+    stands for). Fewer than MIN_FIT_RESPONSES responses with two or more scores (one score says
+    nothing of the spread): the uniform default."""
     counts = np.asarray(counts, dtype=np.int64)
     categories = counts.shape[1] if counts.ndim == 2 else 0
     default = (DEFAULT_ALPHA,) * categories
-    if counts.ndim != 2 or len(counts) < MIN_FIT_RESPONSES:
+    if counts.ndim != 2 or not len(counts):
         return default
+    weights = np.ones(len(counts)) if weights is None else np.asarray(weights, dtype=np.float64)
     totals = counts.sum(axis=1)
-    counts, totals = counts[totals >= 2], totals[totals >= 2]  # one score says nothing of spread
-    if len(counts) < MIN_FIT_RESPONSES:
+    spread = totals >= 2
+    counts, totals, weights = counts[spread], totals[spread], weights[spread]
+    if weights.sum() < MIN_FIT_RESPONSES:
         return default
     # Integer counts: psi(x + a) - psi(a) = sum_{j<x} 1 / (a + j), with no special functions.
     steps = np.arange(int(totals.max()))
-    alpha = np.maximum(counts.mean(axis=0) / totals.mean(), 0.05)
+    alpha = np.maximum(np.average(counts, axis=0, weights=weights) / np.average(totals, weights=weights), 0.05)
     for _ in range(iterations):
-        a = alpha.sum()
-        denominator = (np.cumsum(1.0 / (a + steps))[totals - 1]).sum()
+        denominator = (np.cumsum(1.0 / (alpha.sum() + steps))[totals - 1] * weights).sum()
         numerator = np.empty_like(alpha)
         for k in range(categories):
             partial = np.concatenate([[0.0], np.cumsum(1.0 / (alpha[k] + steps))])
-            numerator[k] = partial[counts[:, k]].sum()
+            numerator[k] = (partial[counts[:, k]] * weights).sum()
         updated = np.clip(alpha * numerator / denominator, 1e-3, 1e4)
-        if np.allclose(updated, alpha, rtol=1e-7):
-            alpha = updated
-            break
+        converged = np.allclose(updated, alpha, rtol=1e-7)
         alpha = updated
-    return tuple(float(a) for a in alpha)
+        if converged:
+            break
+    return tuple(round(float(a), 4) for a in alpha)
 
 
 def outlook_table(role: Role, *, planned: int, alpha: tuple[float, ...]) -> dict[tuple[int, ...], Outlook]:

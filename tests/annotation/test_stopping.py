@@ -141,3 +141,10 @@ def test_too_few_completed_responses_keep_the_default_prior():
 def test_responses_with_a_single_score_do_not_count_towards_a_fit():
     counts = np.array([[0, 0, 1]] * (MIN_FIT_RESPONSES * 2))
     assert fit_alpha(counts) == (DEFAULT_ALPHA,) * 3
+
+
+def test_weighted_rows_fit_as_the_rows_repeated():
+    rng = np.random.default_rng(2)
+    counts = np.array([rng.multinomial(5, p) for p in rng.dirichlet([1.0, 2.0, 6.0], size=400)])
+    rows, weights = np.unique(counts, axis=0, return_counts=True)
+    assert fit_alpha(rows, weights=weights) == pytest.approx(fit_alpha(counts), rel=1e-3)
