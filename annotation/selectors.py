@@ -31,7 +31,7 @@ from annotation.rules import (
     plan_questions,
 )
 from annotation.selectors_agreement import dataset_agreement, score_category_table  # noqa: F401 (tests read them here)
-from annotation.selectors_stopping import DeterministicDecider, decider_get, is_rejected
+from annotation.selectors_stopping import DeterministicDecider, decider_get, is_rejected, stopping_summary
 from core.errors import UserError
 
 
@@ -237,6 +237,12 @@ def question_pools_stream(*, dataset: Dataset, rules: FilterRules) -> Iterator[Q
             pool.acceptable_as_ground_truth.append(row["id"])
     if pool is not None:
         yield pool
+
+
+def dataset_stopping_summary(*, dataset: Dataset, rules: FilterRules) -> dict:
+    """selectors_stopping.stopping_summary over every response of the dataset's original questions."""
+    decider = decider_get(dataset=dataset, rules=rules, fresh=True)
+    return stopping_summary(rows=_dataset_score_counts(dataset=dataset, rules=rules), decider=decider, dataset=dataset)
 
 
 @dataclass(frozen=True, slots=True)

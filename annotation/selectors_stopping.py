@@ -153,3 +153,75 @@ def _tables(thresholds: tuple[int, ...], planned: int, gt_alpha: tuple, false_al
 
 def is_rejected(state: ResponseState) -> bool:
     return state.decision == GroundTruthDecision.REJECTED
+
+
+def stopping_summary(*, rows, decider: DeterministicDecider, dataset: Dataset) -> dict:
+    """What stopping did on the dataset's responses (``rows``: the selectors' score counts): how
+    many decisions rest on fewer than K scores, the share of decisions the model expects to differ
+    from all K scores, and the spot checks' audit: of the spot-checked responses the rule has now
+    decided and that the model would have stopped earlier, how many it would have decided otherwise."""
+    planned, decided, early, by_model, expected = dataset.annotators_per_item, 0, 0, 0, 0.0
+    for row in rows:
+        state = decider.state(row)
+        if state.decision == FalseDecision.UNDECIDED:
+            continue
+        decided += 1
+        if row["n_scores"] < planned:
+            early += 1
+        by_model += state.early
+        expected += state.change
+    summary = {
+        "tolerance": decider.tolerance,
+        "spot_check_rate": getattr(decider, "spot_rate", 0.0),
+        "decisions": decided,
+        "decisions_on_fewer_scores": early,  # by the model or by the rule (decided before K scores)
+        "decisions_by_model": by_model,  # decisions the rule alone would not yet make
+        "expected_changed": round(expected / decided, 5) if decided else 0.0,
+        "spot_checks_audited": 0,
+        "spot_checks_changed": 0,
+    }
+    if isinstance(decider, ProbabilisticDecider):
+        summary.update(_spot_check_audit(decider=decider, dataset=dataset))
+    return summary
+
+
+def _spot_check_audit(*, decider: "ProbabilisticDecider", dataset: Dataset) -> dict:
+    """Replays the spot-checked responses that the rule has decided (a spot check goes on until
+    then, K scores at most), score by score in the order they came: one query for their scores
+    (the spot-check hash in SQL), the replay in Python over a share ``spot_check_rate`` of them."""
+    candidate, score, annotator, question = (
+        Candidate._meta.db_table,
+        Score._meta.db_table,
+        Annotator._meta.db_table,
+        Question._meta.db_table,
+    )
+    sql = f"""
+        SELECT c.id, c.is_ground_truth, s.value FROM {candidate} c
+        JOIN {score} s ON s.candidate_id = c.id AND s.counted
+          AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
+        WHERE c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
+          AND (c.id * {_HASH}) % 4294967296 < %s
+        ORDER BY c.id, s.id"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [dataset.pk, decider.spot_rate * 2**32])
+        rows = cursor.fetchall()
+    sequences: dict[int, tuple[bool, list[int]]] = {}
+    for pk, is_ground_truth, value in rows:
+        sequences.setdefault(pk, (bool(is_ground_truth), []))[1].append(value)
+    audited = changed = 0
+    for is_ground_truth, values in sequences.values():
+        role = GroundTruthRole(decider.rules) if is_ground_truth else FalseCandidateRole(decider.rules)
+        table = decider.gt_table if is_ground_truth else decider.false_table
+        values = values[: decider.planned]
+        final = table[role.counts(values)]
+        if not final.decided:  # still being scored
+            continue
+        for n in range(1, len(values)):
+            outlook = table[role.counts(values[:n])]
+            if outlook.decided:
+                break
+            if outlook.stops(decider.tolerance):
+                audited += 1
+                changed += outlook.decision != final.decision
+                break
+    return {"spot_checks_audited": audited, "spot_checks_changed": changed}

@@ -64,3 +64,21 @@ def test_spot_checks_take_the_share_asked_for():
     share = sum(spot_checked(i, 0.05) for i in range(1, 20001)) / 20000
     assert 0.04 < share < 0.06
     assert not any(spot_checked(i, 0) for i in range(1, 1000))
+
+
+def test_the_dataset_page_shows_the_tolerance_and_what_the_spot_checks_found(make_question, admin_client):
+    from django.urls import reverse
+
+    from annotation.services.quality import quality_refresh
+
+    # given spot checks everywhere and a question whose ground truth is scored 5, 5, 5 and whose reply
+    # 1, 1, 4, 4, 4: the model would stop both after two scores, rightly for the ground truth (the
+    # rule passes it after three) and wrongly for the reply (kept, where five scores find it acceptable)
+    question = make_question(stopping_tolerance=0.1, spot_check_rate=1.0)
+    for reply in (1, 1, 4, 4, 4):
+        score_as(question, lambda text, reply=reply: 5 if text.startswith("Sure") else reply)
+    quality_refresh(dataset=question.dataset)
+    html = admin_client.get(reverse("dashboard-dataset", args=[question.dataset.name])).content.decode()
+    assert 'id="stopping-tolerance">10.0 %' in html
+    assert "1 of 2 decisions rest on fewer than 5 scores (0 by the model)" in html
+    assert "spot checks (100.0 % of responses get all scores): 1 of 2 that the model would have stopped" in html
