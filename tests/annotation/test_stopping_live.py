@@ -82,3 +82,17 @@ def test_the_dataset_page_shows_the_tolerance_and_what_the_spot_checks_found(mak
     assert 'id="stopping-tolerance">10.0 %' in html
     assert "1 of 2 decisions rest on fewer than 5 scores (0 by the model)" in html
     assert "spot checks (100.0 % of responses get all scores): 1 of 2 that the model would have stopped" in html
+
+
+def test_lowering_the_tolerance_reopens_a_question_it_had_closed(make_question):
+    from annotation.services.datasets import dataset_save
+
+    question = make_question(stopping_tolerance=0.1, spot_check_rate=0)
+    for _ in range(2):
+        score_as(question, clear)
+    assert QuestionWork.objects.get(pk=question.pk).is_open is False
+    # when the researcher sets the deterministic rule, the question needs its third annotator again
+    question.dataset.stopping_tolerance = 0
+    dataset_save(dataset=question.dataset)
+    assert QuestionWork.objects.get(pk=question.pk).is_open is True
+    assert len(score_as(question, clear)) == 2
