@@ -92,6 +92,9 @@ def decider_get(*, dataset: Dataset, rules: FilterRules, fresh: bool = False) ->
     otherwise a prior at most PRIOR_CACHE_SECONDS old (the annotators' hot path)."""
     if not dataset.stops_adaptively or dataset.stopping_tolerance <= 0:
         return DeterministicDecider(dataset=dataset, rules=rules)
+    if rules.ungrammatical_max_score >= rules.acceptable_min_score:
+        # A score both ungrammatical and acceptable: the model's categories need the two apart.
+        return DeterministicDecider(dataset=dataset, rules=rules)
     alphas = stopping_prior(dataset=dataset, rules=rules, fresh=fresh)
     return ProbabilisticDecider(dataset=dataset, rules=rules, alphas=alphas)
 

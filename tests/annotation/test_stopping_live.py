@@ -96,3 +96,11 @@ def test_lowering_the_tolerance_reopens_a_question_it_had_closed(make_question):
     dataset_save(dataset=question.dataset)
     assert QuestionWork.objects.get(pk=question.pk).is_open is True
     assert len(score_as(question, clear)) == 2
+
+
+def test_rules_whose_ungrammatical_and_acceptable_scores_overlap_keep_the_deterministic_rule(make_question):
+    from annotation.models import FilterRules
+
+    question = make_question(stopping_tolerance=0.1)
+    rules = FilterRules(version=99, ungrammatical_max_score=3, acceptable_min_score=3)
+    assert type(decider_get(dataset=question.dataset, rules=rules)) is DeterministicDecider
