@@ -203,7 +203,7 @@ def _spot_check_audit(*, decider: "ProbabilisticDecider", dataset: Dataset) -> d
         JOIN {score} s ON s.candidate_id = c.id AND s.counted
           AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
         WHERE c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
-          AND (c.id * {_HASH}) % 4294967296 < %s
+          AND (c.id * {_HASH}) %% 4294967296 < %s
         ORDER BY c.id, s.id"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [dataset.pk, decider.spot_rate * 2**32])
