@@ -27,11 +27,11 @@ from annotation.rules import (
     GroundTruthDecision,
     QuestionPool,
     ScoreCounts,
-    decide_false_candidate,
     decide_ground_truth,
     plan_questions,
 )
 from annotation.selectors_agreement import dataset_agreement, score_category_table  # noqa: F401 (tests read them here)
+from annotation.selectors_stopping import DeterministicDecider, decider_get, is_rejected, stopping_summary
 from core.errors import UserError
 
 
@@ -44,33 +44,34 @@ def question_open_candidates(*, question_id: int, dataset: Dataset, rules: Filte
     candidates score).
     """
     rows = list(_score_counts(where="c.question_id = %s", params=[question_id], rules=rules))
-    return _open_ids(rows, dataset=dataset, rules=rules)
+    return _open_ids(rows, decider=decider_get(dataset=dataset, rules=rules))
 
 
 def questions_still_open(*, dataset: Dataset, rules: FilterRules, question_ids: list[int] | None = None) -> set[int]:
     """The dataset's questions (of ``question_ids``, or every one) with a response that still needs
     scores (question_open_candidates for many questions: one query, in id order)."""
+    decider = decider_get(dataset=dataset, rules=rules)
     if question_ids is None:
         where = f"c.question_id IN (SELECT id FROM {Question._meta.db_table} WHERE dataset_id = %s)"
-        return _still_open(_score_counts(where=where, params=[dataset.pk], rules=rules), dataset=dataset, rules=rules)
+        return _still_open(_score_counts(where=where, params=[dataset.pk], rules=rules), decider=decider)
     still_open = set()
     for start in range(0, len(question_ids), 500):  # SQLite's bound on a statement's parameters
         chunk = list(question_ids[start : start + 500])
         where = f"c.question_id IN ({', '.join(['%s'] * len(chunk))})"
-        still_open |= _still_open(_score_counts(where=where, params=chunk, rules=rules), dataset=dataset, rules=rules)
+        still_open |= _still_open(_score_counts(where=where, params=chunk, rules=rules), decider=decider)
     return still_open
 
 
-def _still_open(rows: Iterable[dict], *, dataset: Dataset, rules: FilterRules) -> set[int]:
+def _still_open(rows: Iterable[dict], *, decider: DeterministicDecider) -> set[int]:
     """The questions of ``rows`` (in question order) with a response that still needs scores."""
     still_open, rows_of_question, current = set(), [], None
     for row in rows:
         if row["question_id"] != current:
-            if rows_of_question and _open_ids(rows_of_question, dataset=dataset, rules=rules):
+            if rows_of_question and _open_ids(rows_of_question, decider=decider):
                 still_open.add(current)
             rows_of_question, current = [], row["question_id"]
         rows_of_question.append(row)
-    if rows_of_question and _open_ids(rows_of_question, dataset=dataset, rules=rules):
+    if rows_of_question and _open_ids(rows_of_question, decider=decider):
         still_open.add(current)
     return still_open
 
@@ -86,20 +87,13 @@ def _dataset_score_counts(*, dataset: Dataset, rules: FilterRules) -> Iterator[d
     return _score_counts(where=where, params=[dataset.pk], rules=rules, server_side=True)
 
 
-def _open_ids(rows: list[dict], *, dataset: Dataset, rules: FilterRules) -> list[int]:
-    planned = dataset.annotators_per_item
-    if not dataset.stops_adaptively:
-        return [row["id"] for row in rows if row["n_scores"] < planned]
+def _open_ids(rows: list[dict], *, decider: DeterministicDecider) -> list[int]:
     open_ids = []
     for row in rows:
-        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
-        if row["is_ground_truth"]:
-            decision = decide_ground_truth(counts, rules, planned)
-            if decision == GroundTruthDecision.REJECTED:
-                return []
-            if decision == GroundTruthDecision.UNDECIDED:
-                open_ids.append(row["id"])
-        elif decide_false_candidate(counts, rules, planned) == FalseDecision.UNDECIDED:
+        state = decider.state(row)
+        if decider.adaptive and row["is_ground_truth"] and is_rejected(state):
+            return []
+        if state.open:
             open_ids.append(row["id"])
     return open_ids
 
@@ -217,8 +211,10 @@ def question_pools(*, dataset: Dataset, rules: FilterRules) -> dict[int, Questio
 
 
 def question_pools_stream(*, dataset: Dataset, rules: FilterRules) -> Iterator[QuestionPool]:
-    """question_pools one pool at a time, in question order (one query, streamed)."""
+    """question_pools one pool at a time, in question order (one query, streamed). A response the
+    dataset's probabilistic stopping stopped takes the decision all K scores would most likely give."""
     planned = dataset.annotators_per_item
+    decider = decider_get(dataset=dataset, rules=rules, fresh=True)
     pool = None
     for row in _dataset_score_counts(dataset=dataset, rules=rules):
         if pool is None or pool.question_id != row["question_id"]:
@@ -228,9 +224,9 @@ def question_pools_stream(*, dataset: Dataset, rules: FilterRules) -> Iterator[Q
         counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
         if row["is_ground_truth"]:
             pool.ground_truth_id = row["id"]
-            pool.ground_truth = decide_ground_truth(counts, rules, planned)
+            pool.ground_truth = GroundTruthDecision(decider.state(row).decision)
             continue
-        decision = decide_false_candidate(counts, rules, planned)
+        decision = FalseDecision(decider.state(row).decision)
         pool.decisions[decision] = pool.decisions.get(decision, 0) + 1
         if decision == FalseDecision.KEPT:
             pool.kept.append(row["id"])
@@ -241,6 +237,12 @@ def question_pools_stream(*, dataset: Dataset, rules: FilterRules) -> Iterator[Q
             pool.acceptable_as_ground_truth.append(row["id"])
     if pool is not None:
         yield pool
+
+
+def dataset_stopping_summary(*, dataset: Dataset, rules: FilterRules) -> dict:
+    """selectors_stopping.stopping_summary over every response of the dataset's original questions."""
+    decider = decider_get(dataset=dataset, rules=rules, fresh=True)
+    return stopping_summary(rows=_dataset_score_counts(dataset=dataset, rules=rules), decider=decider, dataset=dataset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,15 +263,13 @@ def candidate_decisions(
     """The rule decision of every response of the dataset's original questions (the filter
     preview's rules, per candidate), in question then candidate order; ``question_id``: of that
     question's responses only. One query."""
-    planned = dataset.annotators_per_item
+    decider = decider_get(dataset=dataset, rules=rules)
     decisions = []
     if question_id is None:
         rows = _dataset_score_counts(dataset=dataset, rules=rules)
     else:
         rows = _score_counts(where="c.question_id = %s", params=[question_id], rules=rules)
     for row in rows:
-        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
-        decide = decide_ground_truth if row["is_ground_truth"] else decide_false_candidate
         decisions.append(
             CandidateDecision(
                 id=row["id"],
@@ -277,7 +277,7 @@ def candidate_decisions(
                 is_ground_truth=row["is_ground_truth"],
                 source=row["source"],
                 scores=row["n_scores"],
-                decision=decide(counts, rules, planned).value,
+                decision=decider.state(row).decision,
             )
         )
     return decisions

@@ -94,6 +94,8 @@ def open_state(dataset: Dataset) -> StepState:
 
 def annotated_state(dataset: Dataset) -> StepState:
     p = workspace_memo(dataset, "progress", lambda: dataset_progress(dataset=dataset))
+    snapshot, _ = preview_memo(dataset)
+    p = {**p, "stopping": snapshot.data.get("stopping") if snapshot else None, "tolerance": dataset.stopping_tolerance}
     numbers = [
         Number("units done", p["units_done"], of=p["units"]),
         Number("scores", p["scores"], of=p["scores_planned"]),

@@ -43,6 +43,9 @@ class DatasetFactory(factory.django.DjangoModelFactory):
         django_get_or_create = ("name",)
 
     name = factory.Sequence(lambda n: f"dataset-{n}")
+    # The deterministic rule: tests of decisions and units see exactly the scores they give; the
+    # probabilistic rule's own tests set a tolerance.
+    stopping_tolerance = 0.0
 
 
 class ContextFactory(factory.django.DjangoModelFactory):

@@ -43,6 +43,7 @@ class DatasetAdmin(CheckedInputAdmin):
         fields = super().get_fields(request, obj)
         if obj is not None and obj.is_rating:  # the flag means nothing there: show what applies
             fields = ["adaptive_stopping_applied" if f == "adaptive_stopping" else f for f in fields]
+            fields = [f for f in fields if f not in ("stopping_tolerance", "spot_check_rate")]
         return fields
 
     def get_readonly_fields(self, request, obj=None):

@@ -22,6 +22,17 @@ class Dataset(models.Model):
     adaptive_stopping = models.BooleanField(
         default=True, help_text="Stop scoring a response once its filter decision can no longer change"
     )
+    # Probabilistic stopping (annotation.stopping): a response also stops when the chance that all K
+    # scores decide otherwise is below this; 0 keeps the deterministic rule only. 0.02 saved 44 % of
+    # Sato et al.'s scores at 0.5 % expected changes (bench/stopping.py, docs/annotation.md).
+    stopping_tolerance = models.FloatField(
+        default=0.02,
+        help_text="Stop a response when the chance that all K scores change its decision is below this (0: only "
+        "when it can no longer change)",
+    )
+    spot_check_rate = models.FloatField(
+        default=0.05, help_text="Share of responses that get all K scores even when the model would stop them"
+    )
     lease_minutes = models.PositiveSmallIntegerField(default=30)
     attention_check_rate = models.FloatField(
         default=0.1, help_text="Share of units that carry an unrelated response as an attention check"
@@ -53,6 +64,13 @@ class Dataset(models.Model):
             models.CheckConstraint(condition=Q(context_turns__gte=1), name="dataset_context_turns_ge_1"),
             models.CheckConstraint(
                 condition=Q(attention_check_rate__gte=0) & Q(attention_check_rate__lte=1), name="dataset_check_rate_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(stopping_tolerance__gte=0) & Q(stopping_tolerance__lt=1),
+                name="dataset_stopping_tolerance_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(spot_check_rate__gte=0) & Q(spot_check_rate__lte=1), name="dataset_spot_check_rate_0_1"
             ),
         ]
 

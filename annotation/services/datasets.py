@@ -4,8 +4,12 @@ rating datasets, the demo)."""
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset
+from annotation.services.assignment import works_refresh
 from core.names import slug_check
 from core.normalisers import TextNormaliser, normaliser_get, normaliser_mix_check
+
+# The settings that decide which responses still need scores.
+STOPPING_FIELDS = ("adaptive_stopping", "stopping_tolerance", "spot_check_rate")
 
 
 def dataset_name_check(*, name: str) -> str:
@@ -18,7 +22,11 @@ def dataset_save(*, dataset: Dataset) -> Dataset:
     dataset_name_check(name=dataset.name)
     if dataset.is_rating:
         dataset.adaptive_stopping = False
+    before = Dataset.objects.filter(pk=dataset.pk).values(*STOPPING_FIELDS).first() if dataset.pk else None
     dataset.save()
+    if before is not None and any(before[f] != getattr(dataset, f) for f in STOPPING_FIELDS):
+        # Another tolerance opens questions the old one closed (or closes them): units follow at once.
+        works_refresh(dataset=dataset)
     return dataset
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotation.agreement import agreement_summary, krippendorff_bootstrap
 from annotation.job_params import QualityRefreshParams
 from annotation.models import Dataset, QualitySnapshot, Score
-from annotation.selectors import filter_preview, filter_rules_current
+from annotation.selectors import dataset_stopping_summary, filter_preview, filter_rules_current
 from annotation.selectors_agreement import OVERALL_AGREEMENT_KEY, dataset_agreement, score_category_table
 from annotation.selectors_annotators import annotators_quality
 from core.services.jobs import job_create
@@ -26,11 +26,14 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
     for value, n in counted.values_list("value").annotate(n=Count("id")).order_by():
         histogram[value] = n
     # The filter rules build test sets; a rating dataset never becomes one.
-    preview = None if dataset.is_rating else filter_preview(dataset=dataset, rules=filter_rules_current()).as_dict()
+    rules = filter_rules_current()
+    preview = None if dataset.is_rating else filter_preview(dataset=dataset, rules=rules).as_dict()
     data = {
         "agreement": dataset_agreement(dataset=dataset),
         "alpha": krippendorff_bootstrap(score_category_table(scores=counted)),
         "preview": preview,
+        # What probabilistic stopping did (the page's tolerance, decisions made early, spot checks).
+        "stopping": None if dataset.is_rating else dataset_stopping_summary(dataset=dataset, rules=rules),
         "histogram": histogram,  # indexed by score, 0-5 (0 stays empty when rating 1-5)
         "histogram_svg": _histogram_svg(histogram, low=dataset.min_score),
         "annotators": [q.as_dict() for q in annotators_quality(dataset=dataset)],

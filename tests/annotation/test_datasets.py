@@ -53,6 +53,8 @@ def admin_form(dataset: Dataset, **changes) -> dict:
         "attention_check_rate": 0,
         "error_labels": "[]",
         "adaptive_stopping": "on",
+        "stopping_tolerance": 0.02,
+        "spot_check_rate": 0.05,
     }
     return {**form, **changes}
 

@@ -211,3 +211,9 @@ def test_the_lm_eval_task_states_its_context_form(release, tmp_path):
     files = export(release.name, tmp_path)
     task = next(content for path, content in files.items() if path.startswith("lm_eval/")).decode()
     assert "# Context form: plain template" in task and "--apply_chat_template" in task
+
+
+def test_the_card_says_how_many_decisions_rest_on_fewer_scores(release, tmp_path):
+    card = export("hf-rel", tmp_path / "a")["README.md"].decode()
+    assert "- Stopping: tolerance 0 (0: a response stops only when its decision can no longer change); " in card
+    assert "decisions rest on fewer than 5 scores, 0 of them made by the model" in card

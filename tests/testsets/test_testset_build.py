@@ -91,6 +91,18 @@ def test_manifest_records_rules_seed_counts_and_agreement(dataset):
     assert set(manifest["files"]) == {"tsv", "human_scores", "jsonl", "csv"}
 
 
+def test_manifest_records_the_stopping_tolerance_and_decisions_on_fewer_scores(db, scored_question):
+    # given a dataset stopping at a 10 % tolerance whose question's reply has two scores of 1 (the
+    # model's call: kept) beside a ground truth with five
+    dataset = DatasetFactory(name="early", stopping_tolerance=0.1, spot_check_rate=0)
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[WRONG] * 3 + [[1, 1]])
+    stopping = testset_build(dataset_name="early", name="r-early", seed=3).manifest["stopping"]
+    assert stopping["tolerance"] == 0.1
+    # every other response has its five scores: only the short reply rests on fewer, by the model
+    assert (stopping["decisions"], stopping["decisions_on_fewer_scores"], stopping["decisions_by_model"]) == (5, 1, 1)
+    assert 0 < stopping["expected_changed"] < 0.1
+
+
 def test_a_test_set_freezes_the_scores_it_was_built_with(dataset):
     # given a built test set
     testset = testset_build(dataset_name="build", name="r1", seed=1)

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Dataset
-from annotation.selectors import filter_rules_stored
+from annotation.selectors import dataset_stopping_summary, filter_rules_stored
 from annotation.selectors_agreement import dataset_agreement
 from core.errors import UserError
 from core.names import slug_check
@@ -95,6 +95,9 @@ def testset_build(
             "false_per_question": false_per_question,
             "annotators_per_item": dataset.annotators_per_item,
             "rules": {"version": rules.version, **rules.thresholds()},
+            # How early the decisions were made (tolerance, decisions on fewer than K scores, the
+            # model's expected share of changes, the spot checks' audit).
+            "stopping": dataset_stopping_summary(dataset=dataset, rules=rules),
             "counts": {
                 "questions": stage.questions,
                 "derived_questions": stage.derived,

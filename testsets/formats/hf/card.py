@@ -160,6 +160,7 @@ def _build_section(facts: ReleaseFacts, counts: dict) -> list[str]:
         + ", ".join(f"{n} scores: {c} choices" for n, c in sorted(facts.scores_per_choice.items()))
         + f"; {facts.annotators} distinct annotators.",
     ]
+    lines += _stopping_lines(m)
     lines += [f"- {line}" for line in facts.pay] or [
         "- Recruitment and pay: TODO: who the annotators were and what they were paid."
     ]
@@ -234,3 +235,19 @@ def _audit_section(m: dict) -> list[str]:
 
 def _html_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _stopping_lines(manifest: dict) -> list[str]:
+    """How early the source dataset's decisions were made (releases built before probabilistic
+    stopping have no "stopping" entry, and their card keeps its bytes)."""
+    stopping = manifest.get("stopping")
+    if not stopping:
+        return []
+    k = manifest.get("annotators_per_item")
+    return [
+        f"- Stopping: tolerance {stopping['tolerance']:g} (0: a response stops only when its decision can no "
+        f"longer change); {stopping['decisions_on_fewer_scores']} of the source dataset's {stopping['decisions']} "
+        f"decisions rest on fewer than {k} scores, {stopping['decisions_by_model']} of them made by the model; "
+        f"expected share of decisions that {k} scores would change: {stopping['expected_changed']:.2%}; spot checks: "
+        f"{stopping['spot_checks_changed']} of {stopping['spot_checks_audited']} changed."
+    ]
