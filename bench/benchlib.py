@@ -6,6 +6,16 @@ import socket
 import psycopg
 
 
+def head(source, target, lines: int):
+    """The first ``lines`` lines of ``source`` written to ``target`` (a sample of a data file)."""
+    with open(source, encoding="utf-8") as src, open(target, "w", encoding="utf-8") as out:
+        for n, line in enumerate(src):
+            if n >= lines:
+                break
+            out.write(line)
+    return target
+
+
 def fresh_database(admin_url: str, name: str) -> str:
     """Drop and create a PostgreSQL database next to ``admin_url``'s; return its URL."""
     with psycopg.connect(admin_url, autocommit=True) as conn:

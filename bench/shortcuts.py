@@ -24,19 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from benchlib import head  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data"
 DAILYDIALOG = DATA / "dailydialog"
 CORNELL = DATA / "cornell_PARTIAL" / "movie_lines.PARTIAL_m0-m58_truncated_CRLF.txt"
 FALSE_PER_QUESTION = 3
-
-
-def head(source: Path, target: Path, lines: int) -> Path:
-    with source.open(encoding="utf-8") as src, target.open("w", encoding="utf-8") as out:
-        for n, line in enumerate(src):
-            if n >= lines:
-                break
-            out.write(line)
-    return target
 
 
 def build_pools(args, folder: Path) -> None:

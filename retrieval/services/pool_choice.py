@@ -140,32 +140,23 @@ def pool_choose(
         # Hits ranked above the deepest one taken that the pool did not reach: passed over as unlike
         # the ground truth (only with match_surface, which reorders the hits).
         exclusions.extend(
-            {
-                "retriever": retriever,
-                "rank": found["rank"],
-                "score": float(found["score"]),
-                "utterance_id": utterance[0],
-                "text": utterance[1],
-                "reason": ExclusionReason.SURFACE_MISMATCH.value,
-            }
+            _passed_over(retriever, utterance, found, reason=ExclusionReason.SURFACE_MISMATCH.value)
             for utterance, found in hits[looked[retriever] :]
             if deepest is not None and found["rank"] < deepest
         )
         # A second utterance of the same retriever with the same normalised text as one taken, or
         # one that means the same as one taken.
         exclusions.extend(
-            {
-                "retriever": retriever,
-                "rank": found["rank"],
-                "score": float(found["score"]),
-                "utterance_id": utterance[0],
-                "text": utterance[1],
+            _passed_over(
+                retriever,
+                utterance,
+                found,
                 **(
                     {"reason": ExclusionReason.NEAR_DUPLICATE.value, **near[(retriever, found["rank"])]}
                     if (retriever, found["rank"]) in near
                     else {"reason": ExclusionReason.DUPLICATE.value}
                 ),
-            }
+            )
             for utterance, found in seen
             if (retriever, found["rank"]) not in in_pool
         )
@@ -177,6 +168,18 @@ def pool_choose(
                 choice.found.append(found)
     exclusions.sort(key=lambda e: (e["retriever"], e["rank"]))
     return list(pool.values()), exclusions
+
+
+def _passed_over(retriever: str, utterance: tuple, found: dict, **reason) -> dict:
+    """The exclusion record of a usable hit the pool did not take, with why (``reason`` and details)."""
+    return {
+        "retriever": retriever,
+        "rank": found["rank"],
+        "score": float(found["score"]),
+        "utterance_id": utterance[0],
+        "text": utterance[1],
+        **reason,
+    }
 
 
 # How far a candidate's length may be from the ground truth's to count as like it (a factor).
