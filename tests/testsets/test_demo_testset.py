@@ -1,4 +1,5 @@
-"""The demo's annotated test set: its texts and its build do not give the ground truth away by length."""
+"""The demo's annotated test set: its texts and its build do not give the ground truth away by length
+or by surface features."""
 
 import pytest
 
@@ -23,3 +24,9 @@ def test_length_does_not_point_at_the_demo_ground_truth(demo_manifest, baseline)
     found = next(b for b in audit["baselines"] if b["name"] == baseline)
     low, high = found["ci95"]
     assert low <= audit["chance"] <= high
+
+
+def test_no_shortcut_baseline_finds_the_demo_ground_truth_above_chance(demo_manifest):
+    # The false candidates are punctuated like the ground truths (commas, contractions, second
+    # sentences), so the surface classifier is no better than chance either.
+    assert demo_manifest["shortcut_audit"]["above_chance"] == []
