@@ -9,6 +9,7 @@ from core.models import Job, JobStatus
 from core.text import text_hash
 from core.wordnet import WORDNET_INSTALL_HINT, wordnet_available
 from evaluation.job_params import CampaignParams
+from evaluation.metrics.accuracy import MIN_PAIRS_TO_RANK
 from evaluation.models import PairEvaluation
 from evaluation.scoring.loading import scorer_cache_clear
 from pairs.models import Pair, PairSet, Review
@@ -139,5 +140,7 @@ def test_a_researcher_builds_reviews_and_evaluates_contrastive_pairs(browser, la
     for name in systems:
         summary = PairEvaluation.objects.get(system__name=name, pair_set=pair_set).summary
         cell = table["all pairs"][systems.index(name)]
-        assert cell.split()[0] == f"{summary['accuracy']:.3f}" and cell.endswith(f"({built - 1})")
+        assert cell.split()[0] == f"{summary['accuracy']:.3f}" and f"({built - 1})" in cell
+        # fewer pairs than a ranking needs are marked as such beside their n
+        assert cell.endswith("too few to rank") == (built - 1 < MIN_PAIRS_TO_RANK)
     page.screenshot(path=SCREENSHOTS / "pairs-campaign-report.png", full_page=True)
