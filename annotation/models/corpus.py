@@ -114,16 +114,20 @@ class Context(models.Model):
 
 
 class Turn(models.Model):
-    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="turns")
+    # turn_unique_position (context, position) serves the context's lookups.
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="turns", db_index=False)
     position = models.PositiveSmallIntegerField(help_text="0-based order within the context.")
     speaker = models.CharField(max_length=100, blank=True)
     text = models.TextField()
     # The text as the file had it, when a normaliser changed it ("" when ``text`` is that text).
     original_text = models.TextField(blank=True, default="", db_default="")
-    text_hash = models.CharField(max_length=32, db_index=True)
+    text_hash = models.CharField(max_length=32)
 
     class Meta:
         ordering = ["context_id", "position"]
+        # A plain index: db_index on a CharField adds a second, pattern-matching one on PostgreSQL,
+        # which no query of a hash uses.
+        indexes = [models.Index(fields=["text_hash"], name="turn_text_hash")]
         constraints = [
             models.UniqueConstraint(fields=["context", "position"], name="turn_unique_position"),
         ]
@@ -138,8 +142,9 @@ class Question(models.Model):
     ground_truth = models.TextField()
     # Sato et al. §3.2: with enough surviving false candidates, an acceptable candidate of
     # another question becomes the ground truth of an extra question on the same context.
+    # Indexed by question_unique_derivation (derived_from, derived_ground_truth), only where set.
     derived_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived_questions"
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived_questions", db_index=False
     )
     derived_ground_truth = models.ForeignKey(
         "Candidate",
@@ -147,12 +152,20 @@ class Question(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="+",
+        db_index=False,  # question_derived_ground_truth: partial, as most questions are not derived
         help_text="For a derived question: the candidate of the original question used as ground truth.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["derived_ground_truth"],
+                condition=Q(derived_ground_truth__isnull=False),
+                name="question_derived_ground_truth",
+            )
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(derived_from__isnull=True, derived_ground_truth__isnull=True)
@@ -189,9 +202,15 @@ class CandidateSource(models.TextChoices):
 class Candidate(models.Model):
     """A response to be scored for a question: the ground truth itself or a false candidate."""
 
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="candidates")
+    # candidate_unique_text_per_question (question, text_hash) serves the question's lookups.
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="candidates", db_index=False)
     utterance = models.ForeignKey(
-        "annotation.Utterance", null=True, blank=True, on_delete=models.PROTECT, related_name="candidates"
+        "annotation.Utterance",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="candidates",
+        db_index=False,  # candidate_utterance: partial, as imported candidates have none
     )
     text = models.TextField()
     # The text as the file had it, when a normaliser changed it ("" when ``text`` is that text).
@@ -213,7 +232,10 @@ class Candidate(models.Model):
     class Meta:
         ordering = ["question_id", "id"]
         # "Is this text a candidate anywhere?": an attention check must not be one.
-        indexes = [models.Index(fields=["text_hash"], name="candidate_text_hash")]
+        indexes = [
+            models.Index(fields=["text_hash"], name="candidate_text_hash"),
+            models.Index(fields=["utterance"], condition=Q(utterance__isnull=False), name="candidate_utterance"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["question", "text_hash"], name="candidate_unique_text_per_question"),
             models.UniqueConstraint(

@@ -64,15 +64,25 @@ class Score(models.Model):
 
     objects = ScoreQuerySet.as_manager()
 
-    candidate = models.ForeignKey("annotation.Candidate", on_delete=models.CASCADE, related_name="scores")
-    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="scores")
+    # No single-column indexes on these two: score_one_per_annotator (candidate, annotator) and
+    # score_annotator_time (annotator, created_at) serve their lookups, and every index costs each
+    # of the millions of rows an import writes.
+    candidate = models.ForeignKey(
+        "annotation.Candidate", on_delete=models.CASCADE, related_name="scores", db_index=False
+    )
+    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="scores", db_index=False)
     value = models.PositiveSmallIntegerField()
     assignment_ref = models.CharField(
         max_length=255, blank=True, help_text="Provider assignment (e.g. MTurk AssignmentId) the score came with."
     )
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     assignment = models.ForeignKey(
-        "annotation.Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="scores"
+        "annotation.Assignment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="scores",
+        db_index=False,  # score_assignment: a partial index, since imported scores have none
     )
     labels = models.JSONField(default=list, blank=True, help_text='"Why is it wrong" labels for scores <= 2')
     # A crowd worker's score counts only once the platform has confirmed their assignment (the
@@ -88,7 +98,10 @@ class Score(models.Model):
             models.UniqueConstraint(fields=["candidate", "annotator"], name="score_one_per_annotator"),
             models.CheckConstraint(condition=Q(value__gte=0) & Q(value__lte=5), name="score_value_0_5"),
         ]
-        indexes = [models.Index(fields=["annotator", "created_at"], name="score_annotator_time")]
+        indexes = [
+            models.Index(fields=["annotator", "created_at"], name="score_annotator_time"),
+            models.Index(fields=["assignment"], condition=Q(assignment__isnull=False), name="score_assignment"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.value} by {self.annotator_id} on {self.candidate_id}"

@@ -32,6 +32,12 @@ WELLCHOSEN_IMPORT_BATCH_SIZE = env_int("WELLCHOSEN_IMPORT_BATCH_SIZE", 5000)
 WELLCHOSEN_IMPORT_SQLITE_CACHE_MB = env_int("WELLCHOSEN_IMPORT_SQLITE_CACHE_MB", 256)
 # PostgreSQL's sort memory (work_mem, maintenance_work_mem) of an import into an empty table
 WELLCHOSEN_IMPORT_POSTGRES_SORT_MB = env_int("WELLCHOSEN_IMPORT_POSTGRES_SORT_MB", 256)
+# A load of at least this many rows into the question tables (PostgreSQL) checks its foreign keys
+# once, set-based, after the rows are written, holding those tables' locks until it commits (0:
+# never); the locks are waited for this long at most, else the keys are checked row by row.
+# core/bulk_keys.py; measured in bench/README.md.
+WELLCHOSEN_BULK_LOAD_MIN_ROWS = env_int("WELLCHOSEN_BULK_LOAD_MIN_ROWS", 500_000)
+WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS = env_int("WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS", 2000)
 # A repository file of at least this size is read and normalised in a child process
 WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
 

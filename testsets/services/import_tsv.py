@@ -1,11 +1,13 @@
 """import_testset: a released TSV of Sato et al. (and its human_scores.jsonl) imported as a dataset
 with scores; the lines are read by testsets.formats.tsv."""
 
+import gzip
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 
+from annotation.models import Candidate, Context, Question, Score, Turn
 from annotation.services.annotators import imported_annotators_get_or_create, imported_scores_insert
 from annotation.services.datasets import dataset_get_or_create
 from annotation.services.questions import (
@@ -15,6 +17,7 @@ from annotation.services.questions import (
     questions_bulk_create,
     source_ensure_new,
 )
+from core.bulk_keys import foreign_keys_after_load, load_fields
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, encoding_check
 from core.services.jobs import JobProgress
@@ -38,46 +41,87 @@ def testset_import(
     scores_lines = iter(LineReader(scores_path, max_bytes=1 << 16)) if scores_path else None
     report = {"dataset": dataset_name, "questions": 0, "candidates": 0, "scores": 0, "annotators_per_candidate": None}
     shape = TSVShape(context_turns=context_turns)
-    batch: list[tuple[QuestionRecord, list[list[int]] | None]] = []
-
+    rows = rows_estimate(tsv_path=tsv_path, context_turns=context_turns, scores=scores_path is not None)
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, context_turns=context_turns)
         source_ensure_new(dataset=dataset, source=tsv_path.name)
-        for line in tsv:
-            record = tsv_line_parse(line, path=tsv_path, shape=shape, encoding=encoding)
-            scores = None
-            if scores_lines is not None:
-                scores = scores_line_next(
-                    scores_lines,
-                    tsv_line=line.number,
-                    path=scores_path,
-                    shape=shape,
-                    n_candidates=1 + len(record.false_candidates),
-                )
-            batch.append((record, scores))
-            if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
-                _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
-                batch = []
-            if progress:
-                tsv.report(progress)
-        if progress:
-            tsv.report(progress, force=True)
-        if batch:
-            _flush(batch, dataset=dataset, path=tsv_path, report=report, shape=shape)
-        if scores_lines is not None:
-            extra = next((extra for extra in scores_lines if extra.data.strip()), None)
-            if extra is not None:
-                raise ImportFileError(
-                    scores_path,
-                    extra.number,
-                    None,
-                    f"has more lines than {tsv_path.name} ({report['questions']} questions)",
-                )
+        with foreign_keys_after_load(fields=LOADED_KEYS, rows=rows) as keys:
+            _load(
+                tsv,
+                scores_lines,
+                dataset=dataset,
+                path=tsv_path,
+                scores_path=scores_path,
+                report=report,
+                shape=shape,
+                encoding=encoding,
+                progress=progress,
+            )
         if report["questions"] == 0:
             raise UserError(f"{tsv_path.name}: no questions found; nothing was imported")
         questions_analyze(scores=scores_lines is not None)
     report["annotators_per_candidate"] = shape.n_annotators
+    report["foreign_keys"] = keys.as_dict()
     return report
+
+
+# The keys an import fills (the others it leaves NULL: a NULL key is never checked)
+LOADED_KEYS = load_fields(
+    (Context, "dataset"),
+    (Turn, "context"),
+    (Question, "dataset"),
+    (Question, "context"),
+    (Candidate, "question"),
+    (Score, "candidate"),
+    (Score, "annotator"),
+)
+# Placeholder annotators per response when the scores file is not read yet (Sato et al.: 5)
+_ANNOTATORS_GUESS = 5
+
+
+def rows_estimate(*, tsv_path: Path, context_turns: int, scores: bool) -> int:
+    """Rows an import of ``tsv_path`` writes, from its lines and fields (one pass over the bytes):
+    per line a context, its turns and a question; per response a candidate and, with scores,
+    about five scores."""
+    lines = fields = 0
+    with (gzip.open if tsv_path.suffix == ".gz" else open)(tsv_path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            lines += chunk.count(b"\n")
+            fields += chunk.count(b"\t")
+    fields += lines  # n tabs separate n + 1 fields
+    responses = max(fields - lines * context_turns, 0)
+    return lines * (context_turns + 2) + responses * (1 + (_ANNOTATORS_GUESS if scores else 0))
+
+
+def _load(tsv, scores_lines, *, dataset, path: Path, scores_path, report, shape: TSVShape, encoding, progress) -> None:
+    batch: list[tuple[QuestionRecord, list[list[int]] | None]] = []
+    for line in tsv:
+        record = tsv_line_parse(line, path=path, shape=shape, encoding=encoding)
+        scores = None
+        if scores_lines is not None:
+            scores = scores_line_next(
+                scores_lines,
+                tsv_line=line.number,
+                path=scores_path,
+                shape=shape,
+                n_candidates=1 + len(record.false_candidates),
+            )
+        batch.append((record, scores))
+        if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
+            _flush(batch, dataset=dataset, path=path, report=report, shape=shape)
+            batch = []
+        if progress:
+            tsv.report(progress)
+    if progress:
+        tsv.report(progress, force=True)
+    if batch:
+        _flush(batch, dataset=dataset, path=path, report=report, shape=shape)
+    if scores_lines is not None:
+        extra = next((extra for extra in scores_lines if extra.data.strip()), None)
+        if extra is not None:
+            raise ImportFileError(
+                scores_path, extra.number, None, f"has more lines than {path.name} ({report['questions']} questions)"
+            )
 
 
 def _flush(batch, *, dataset, path: Path, report: dict, shape: TSVShape) -> None:
