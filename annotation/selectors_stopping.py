@@ -50,13 +50,24 @@ class DeterministicDecider:
 
     def __init__(self, *, dataset: Dataset, rules: FilterRules):
         self.rules, self.planned, self.adaptive = rules, dataset.annotators_per_item, dataset.stops_adaptively
+        # A state depends on the counts alone, and a dataset's responses share a few hundred of
+        # them: a whole dataset (400,000 responses at 100,000 questions) is decided by lookups.
+        self._ruled: dict[tuple, ResponseState] = {}
 
     def state(self, row: dict) -> ResponseState:
-        counts = ScoreCounts(row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
-        decide = decide_ground_truth if row["is_ground_truth"] else decide_false_candidate
+        key = (row["is_ground_truth"], row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        ruled = self._ruled.get(key)
+        if ruled is None:
+            ruled = self._ruled[key] = self._rule(key)
+        return ruled
+
+    def _rule(self, key: tuple) -> ResponseState:
+        is_ground_truth, n_scores, *rest = key
+        counts = ScoreCounts(n_scores, *rest)
+        decide = decide_ground_truth if is_ground_truth else decide_false_candidate
         decision = decide(counts, self.rules, self.planned).value
         undecided = decision == FalseDecision.UNDECIDED
-        is_open = undecided if self.adaptive else row["n_scores"] < self.planned
+        is_open = undecided if self.adaptive else n_scores < self.planned
         return ResponseState(decision, is_open, False, 0.0)
 
 
@@ -68,6 +79,7 @@ class ProbabilisticDecider(DeterministicDecider):
         super().__init__(dataset=dataset, rules=rules)
         self.tolerance, self.spot_rate = dataset.stopping_tolerance, dataset.spot_check_rate
         self.gt_table, self.false_table = _tables(_thresholds(rules), self.planned, *alphas)
+        self._stopped: dict[tuple, ResponseState | None] = {}  # per counts: the model's stop, if any
 
     def outlook(self, row: dict) -> Outlook:
         n = row["n_scores"]
@@ -81,10 +93,16 @@ class ProbabilisticDecider(DeterministicDecider):
         ruled = super().state(row)
         if not ruled.open or row["n_scores"] == 0 or row["n_scores"] >= self.planned:
             return ruled
-        outlook = self.outlook(row)
-        if not outlook.stops(self.tolerance) or spot_checked(row["id"], self.spot_rate):
+        key = (row["is_ground_truth"], row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        stopped = self._stopped.get(key, False)
+        if stopped is False:
+            outlook = self.outlook(row)
+            stopped = self._stopped[key] = (
+                ResponseState(outlook.decision, False, True, outlook.change) if outlook.stops(self.tolerance) else None
+            )
+        if stopped is None or spot_checked(row["id"], self.spot_rate):
             return ruled
-        return ResponseState(outlook.decision, False, True, outlook.change)
+        return stopped
 
 
 def decider_get(*, dataset: Dataset, rules: FilterRules, fresh: bool = False) -> DeterministicDecider:
