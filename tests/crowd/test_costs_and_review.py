@@ -77,6 +77,14 @@ def test_with_no_closed_units_the_estimate_takes_the_default_measured_for_the_to
     assert estimate.rewards == Decimal("4.86")  # 1 unit x 4.855 annotators x $1.00, to the cent
 
 
+def test_tolerance_zero_is_costed_with_what_the_deterministic_rule_saves(db):
+    # the rule alone stops a response once its decision is final: fewer than K scores, not K
+    dataset = DatasetFactory(name="rule", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0)
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
+    assert (estimate.expected_scores_per_response, estimate.expected_assignments_per_unit) == (3.755, 4.855)
+    assert estimate.basis.startswith("default for tolerance 0 measured by bench/stopping.py")
+
+
 def test_a_tolerance_between_measured_ones_takes_the_smaller_savings_below_it(db):
     dataset = DatasetFactory(name="between", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0.07)
     estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
