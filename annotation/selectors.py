@@ -239,10 +239,13 @@ def question_pools_stream(*, dataset: Dataset, rules: FilterRules) -> Iterator[Q
         yield pool
 
 
-def dataset_stopping_summary(*, dataset: Dataset, rules: FilterRules) -> dict:
-    """selectors_stopping.stopping_summary over every response of the dataset's original questions."""
-    decider = decider_get(dataset=dataset, rules=rules, fresh=True)
-    return stopping_summary(rows=_dataset_score_counts(dataset=dataset, rules=rules), decider=decider, dataset=dataset)
+def dataset_stopping_summary(*, dataset: Dataset, rules: FilterRules, fresh: bool = True) -> dict:
+    """selectors_stopping.stopping_summary over every response of the dataset's original questions
+    (``fresh=False``: the prior fitted moments ago, as the test-set build has just done)."""
+    where = (
+        f"c.question_id IN (SELECT id FROM {Question._meta.db_table} WHERE dataset_id = %s AND derived_from_id IS NULL)"
+    )
+    return stopping_summary(dataset=dataset, rules=rules, where=where, params=[dataset.pk], fresh=fresh)
 
 
 @dataclass(frozen=True, slots=True)

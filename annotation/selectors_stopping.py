@@ -100,7 +100,10 @@ class ProbabilisticDecider(DeterministicDecider):
             stopped = self._stopped[key] = (
                 ResponseState(outlook.decision, False, True, outlook.change) if outlook.stops(self.tolerance) else None
             )
-        if stopped is None or spot_checked(row["id"], self.spot_rate):
+        if stopped is None:
+            return ruled
+        # "spot_checked": a group of responses counted in SQL (stopping_summary) says it for them all.
+        if row["spot_checked"] if "spot_checked" in row else spot_checked(row["id"], self.spot_rate):
             return ruled
         return stopped
 
@@ -176,34 +179,83 @@ def is_rejected(state: ResponseState) -> bool:
     return state.decision == GroundTruthDecision.REJECTED
 
 
-def stopping_summary(*, rows, decider: DeterministicDecider, dataset: Dataset) -> dict:
-    """What stopping did on the dataset's responses (``rows``: the selectors' score counts): how
-    many decisions rest on fewer than K scores, the share of decisions the model expects to differ
-    from all K scores, and the spot checks' audit: of the spot-checked responses the rule has now
-    decided and that the model would have stopped earlier, how many it would have decided otherwise."""
+def stopping_summary(
+    *, dataset: Dataset, rules: FilterRules, where: str, params: list, audit: bool = True, fresh: bool = True
+) -> dict:
+    """What stopping did on the responses ``where`` selects (SQL on candidate ``c``): how many
+    decisions rest on fewer than K scores, the share of decisions the model expects to differ from
+    all K scores, and (``audit``) the spot checks' audit over the whole dataset: of the
+    spot-checked responses the rule has now decided and that the model would have stopped
+    earlier, how many it would have decided otherwise.
+
+    Set-based: the database counts the responses per state (role, scores, rule counts, spot check),
+    a few hundred groups at most, and the decider judges each state once. Made per response in
+    Python, the dataset's summary took 13.8 s of a 100,000-question build on PostgreSQL (6.7 s at
+    20,000 on SQLite; 2.8 s counted per state). ``fresh``: as for decider_get."""
+    decider = decider_get(dataset=dataset, rules=rules, fresh=fresh)
     planned, decided, early, by_model, expected = dataset.annotators_per_item, 0, 0, 0, 0.0
-    for row in rows:
+    for row, count in _state_groups(where=where, params=params, rules=rules, spot_rate=_spot_rate(decider)):
         state = decider.state(row)
         if state.decision == FalseDecision.UNDECIDED:
             continue
-        decided += 1
+        decided += count
         if row["n_scores"] < planned:
-            early += 1
-        by_model += state.early
-        expected += state.change
+            early += count
+        by_model += state.early * count
+        expected += state.change * count
     summary = {
         "tolerance": decider.tolerance,
-        "spot_check_rate": getattr(decider, "spot_rate", 0.0),
+        "spot_check_rate": _spot_rate(decider),
         "decisions": decided,
         "decisions_on_fewer_scores": early,  # by the model or by the rule (decided before K scores)
         "decisions_by_model": by_model,  # decisions the rule alone would not yet make
         "expected_changed": round(expected / decided, 5) if decided else 0.0,
-        "spot_checks_audited": 0,
-        "spot_checks_changed": 0,
     }
-    if isinstance(decider, ProbabilisticDecider):
-        summary.update(_spot_check_audit(decider=decider, dataset=dataset))
+    if audit:
+        summary |= {"spot_checks_audited": 0, "spot_checks_changed": 0}
+        if isinstance(decider, ProbabilisticDecider):
+            summary.update(_spot_check_audit(decider=decider, dataset=dataset))
     return summary
+
+
+def _spot_rate(decider: DeterministicDecider) -> float:
+    return getattr(decider, "spot_rate", 0.0)
+
+
+def _state_groups(*, where: str, params: list, rules: FilterRules, spot_rate: float) -> list[tuple[dict, int]]:
+    """The responses ``where`` selects counted per state: (a row as the deciders read it, how many)."""
+    candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
+    sql = f"""
+        SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM (
+            SELECT c.is_ground_truth AS is_ground_truth, COUNT(s.id) AS n,
+                   COALESCE(SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END), 0) AS acceptable,
+                   COALESCE(SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END), 0) AS ungrammatical,
+                   COALESCE(SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END), 0) AS low,
+                   CASE WHEN (c.id * {_HASH}) %% 4294967296 < %s THEN 1 ELSE 0 END AS spot
+            FROM {candidate} c
+            LEFT JOIN {score} s ON s.candidate_id = c.id AND s.counted
+              AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
+            WHERE {where}
+            GROUP BY c.id, c.is_ground_truth
+        ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
+    rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*rule_params, spot_rate * 2**32, *params])
+        rows = cursor.fetchall()
+    return [
+        (
+            {
+                "is_ground_truth": bool(is_ground_truth),
+                "n_scores": n,
+                "n_acceptable": acceptable,
+                "n_ungrammatical": ungrammatical,
+                "n_low": low,
+                "spot_checked": bool(spot),
+            },
+            count,
+        )
+        for is_ground_truth, n, acceptable, ungrammatical, low, spot, count in rows
+    ]
 
 
 def _spot_check_audit(*, decider: "ProbabilisticDecider", dataset: Dataset) -> dict:

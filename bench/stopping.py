@@ -9,7 +9,9 @@ question closes when its ground truth is rejected (with the same confidence). Fo
 scores saved, decisions changed against the decisions on all five scores (ground truths of every
 question, false candidates of questions whose ground truth passes with all five), and questions
 kept by the test-set build (ground truth passed, three false candidates kept) that change, as
-the mean and the 95th percentile over orders. Tolerance 0 is today's deterministic rule; its
+the mean and the 95th percentile over orders, and the assignments saved (a unit takes annotators
+until its last response stops: what a crowd platform bills; the cost planner's defaults,
+annotation/selectors_stopping_cost.py). Tolerance 0 is today's deterministic rule; its
 file-order run is the figure in docs/annotation.md.
 
 The released set is filtered (every decision with five scores is "passed" or "kept"), so its
@@ -133,6 +135,8 @@ def run(scores: np.ndarray, gt: Tables, false: Tables, tolerance: float) -> dict
     kept_full = (gt_full == PASSED) & ((false_full == KEPT).sum(axis=1) >= FALSE_PER_QUESTION)
     return {
         "scores": int(n_gt.sum() + n_false.sum()),
+        # A unit (question) takes annotators until its last response stops: what a crowd platform bills.
+        "assignments": int(np.maximum(n_gt, n_false.max(axis=1)).sum()),
         "decisions": int(len(scores) + compared.sum() * (scores.shape[1] - 1)),
         "changed": int(changed),
         "expected": float(gt_change.sum() + (false_change * compared[:, None]).sum()),
@@ -175,11 +179,14 @@ def report(name: str, scores: np.ndarray, *, orders: int, tolerances: list[float
         f"{sum(r['changed'] for r in file_order)} of {sum(r['decisions'] for r in file_order):,} decisions changed"
     )
     print(f"\n{orders:,} random orders of annotators per question; mean [5th percentile of saved, 95th of changed]")
-    print("| tolerance | scores saved | decisions changed | expected by the model | kept questions changed |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print(
+        "| tolerance | scores saved | decisions changed | expected by the model | kept questions changed "
+        "| assignments saved |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for tolerance in tolerances:
         order_rng = np.random.default_rng(seed + 1)  # the same orders for every tolerance
-        saved, changed, expected, kept_changed = [], [], [], []
+        saved, changed, expected, kept_changed, units_saved = [], [], [], [], []
         for _ in range(orders):
             totals: dict[str, float] = {}
             for s, gt, false in folds:
@@ -187,6 +194,7 @@ def report(name: str, scores: np.ndarray, *, orders: int, tolerances: list[float
                 for key, value in run(np.take_along_axis(s, order[:, None, :], axis=2), gt, false, tolerance).items():
                     totals[key] = totals.get(key, 0) + value
             saved.append(1 - totals["scores"] / full)
+            units_saved.append(1 - totals["assignments"] / (questions * K))
             changed.append(totals["changed"] / totals["decisions"])
             expected.append(totals["expected"] / totals["decisions"])
             kept_changed.append(totals["kept_changed"] / max(totals["kept_full"], 1))
@@ -194,7 +202,8 @@ def report(name: str, scores: np.ndarray, *, orders: int, tolerances: list[float
         print(
             f"| {label} | {np.mean(saved):.1%} [{np.percentile(saved, 5):.1%}] | "
             f"{np.mean(changed):.2%} [{np.percentile(changed, 95):.2%}] | {np.mean(expected):.2%} | "
-            f"{np.mean(kept_changed):.2%} [{np.percentile(kept_changed, 95):.2%}] |"
+            f"{np.mean(kept_changed):.2%} [{np.percentile(kept_changed, 95):.2%}] | "
+            f"{np.mean(units_saved):.1%} [{np.percentile(units_saved, 5):.1%}] |"
         )
 
 

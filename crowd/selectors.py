@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.models import Annotator, Assignment, AssignmentStatus, QuestionWork, Score
 from annotation.selectors import filter_preview, filter_rules_current
 from annotation.selectors_annotators import annotators_quality
+from annotation.selectors_stopping_cost import stopping_cost_expected
 from core.errors import UserError
 from core.models import Job, JobStatus
 from crowd.job_params import CrowdSyncParams
@@ -40,7 +41,10 @@ _UNIT_SALT = "wellchosen.crowd.unit"
 @dataclass
 class CostEstimate:
     units: int
-    assignments_per_unit: int
+    assignments_per_unit: int  # K, planned
+    expected_assignments_per_unit: float  # under the dataset's stopping: what is paid for
+    expected_scores_per_response: float
+    basis: str  # where the two expected figures come from
     reward: Decimal
     fee_rate: Decimal
     rewards: Decimal
@@ -58,6 +62,8 @@ class CostEstimate:
 def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -> CostEstimate:
     """reward x assignments x (1 + commission) + bonuses, over the units the batch has (or would
     have if published now), and divided by the questions the filter rules are expected to keep.
+    The assignments per unit are those expected under the dataset's stopping (a unit takes
+    annotators until its last response stops; annotation.selectors_stopping_cost), K at most.
     The reward's default, the commission and its warnings are the provider's."""
     platform = provider_for(batch=batch)
     dataset = batch.dataset
@@ -71,9 +77,11 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
     reward = platform.reward(batch=batch)
     if fee_rate is None:
         fee_rate = platform.fee(batch=batch)
-    rewards = (reward * units * k).quantize(CENT)
+    expected = stopping_cost_expected(dataset=dataset)
+    assignments = units * Decimal(str(expected.assignments_per_unit))
+    rewards = (reward * assignments).quantize(CENT)
     fees = (rewards * fee_rate).quantize(CENT, rounding=ROUND_HALF_UP)
-    planned_bonus = Decimal(str(settings.get("bonus_per_assignment", "0"))) * units * k
+    planned_bonus = Decimal(str(settings.get("bonus_per_assignment", "0"))) * assignments
     recorded = CrowdBonus.objects.filter(crowd_assignment__batch=batch).aggregate(s=Sum("amount"))["s"] or Decimal(0)
     bonuses = (max(planned_bonus, recorded) * (1 + fee_rate)).quantize(CENT)
     total = rewards + fees + bonuses
@@ -90,6 +98,9 @@ def crowd_cost_estimate(*, batch: CrowdBatch, fee_rate: Decimal | None = None) -
     return CostEstimate(
         units=units,
         assignments_per_unit=k,
+        expected_assignments_per_unit=expected.assignments_per_unit,
+        expected_scores_per_response=expected.scores_per_response,
+        basis=expected.basis,
         reward=reward,
         fee_rate=fee_rate,
         rewards=rewards,

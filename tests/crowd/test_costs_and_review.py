@@ -5,6 +5,8 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Assignment
+from annotation.selectors_stopping_cost import MIN_MEASURED_UNITS
+from annotation.services.assignment import annotation_open
 from annotation.services.submission import Answer
 from core.errors import UserError
 from core.models import Job
@@ -15,7 +17,7 @@ from crowd.providers.mturk_entry import mturk_enter
 from crowd.selectors import crowd_cost_estimate, crowd_review_suggestions
 from crowd.services.batches import crowd_batch_create
 from crowd.services.work import crowd_unit_submit
-from tests.factories import DatasetFactory
+from tests.factories import AnnotatorFactory, DatasetFactory, QuestionFactory
 
 from .conftest import assignment_id, hit_id
 
@@ -55,6 +57,53 @@ def test_cost_per_finished_question_uses_the_filter_yield(db, scored_question):
     estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
     assert estimate.expected_yield == 0.5
     assert estimate.per_finished_question == (estimate.total / 1).quantize(Decimal("0.01"))
+
+
+def test_without_adaptive_stopping_every_response_is_costed_at_k_scores(dataset):
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="0.30"))
+    assert (estimate.expected_assignments_per_unit, estimate.expected_scores_per_response) == (3.0, 3.0)
+    assert estimate.basis == "no adaptive stopping: every response gets K scores"
+
+
+def test_with_no_closed_units_the_estimate_takes_the_default_measured_for_the_tolerance(db):
+    # given a dataset stopping at 0.02 with one unit, none closed yet
+    dataset = DatasetFactory(name="fresh", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0.02)
+    QuestionFactory(dataset=dataset)
+    annotation_open(dataset=dataset)
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
+    # then bench/stopping.py's savings at 0.02 (28.9 % of the scores, 2.9 % of the annotators per unit)
+    assert (estimate.expected_scores_per_response, estimate.expected_assignments_per_unit) == (3.555, 4.855)
+    assert estimate.basis.startswith("default for tolerance 0.02 measured by bench/stopping.py")
+    assert estimate.rewards == Decimal("4.86")  # 1 unit x 4.855 annotators x $1.00, to the cent
+
+
+def test_tolerance_zero_is_costed_with_what_the_deterministic_rule_saves(db):
+    # the rule alone stops a response once its decision is final: fewer than K scores, not K
+    dataset = DatasetFactory(name="rule", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0)
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
+    assert (estimate.expected_scores_per_response, estimate.expected_assignments_per_unit) == (3.755, 4.855)
+    assert estimate.basis.startswith("default for tolerance 0 measured by bench/stopping.py")
+
+
+def test_a_tolerance_between_measured_ones_takes_the_smaller_savings_below_it(db):
+    dataset = DatasetFactory(name="between", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0.07)
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
+    assert estimate.basis.startswith("default for tolerance 0.05 ")
+
+
+def test_closed_units_that_stopped_early_lower_the_estimate_below_k(db, scored_question):
+    # given a 10 % tolerance and enough units closed after two annotators (5, 5 and 1, 1)
+    dataset = DatasetFactory(
+        name="measured", annotators_per_item=5, adaptive_stopping=True, stopping_tolerance=0.1, spot_check_rate=0
+    )
+    annotators = AnnotatorFactory.create_batch(2)
+    for _ in range(MIN_MEASURED_UNITS):
+        scored_question(dataset=dataset, gt=[5, 5], false=[[1, 1]], annotators=annotators)
+    annotation_open(dataset=dataset)
+    estimate = crowd_cost_estimate(batch=batch_for(dataset, reward="1.00"))
+    # then the dataset's own figures: two scores per response, two annotators per unit, not five
+    assert (estimate.expected_scores_per_response, estimate.expected_assignments_per_unit) == (2.0, 2.0)
+    assert estimate.basis == f"measured on this dataset's {MIN_MEASURED_UNITS} closed units (60 responses)"
 
 
 def test_bad_mturk_settings_are_refused_when_the_batch_is_made(dataset):

@@ -38,6 +38,12 @@ def test_the_plan_page_shows_the_cost_estimate(admin_client, mturk_batch):
     assert 'id="estimate-total">$1.80<' in html  # 2 units x 3 x $0.25 x 1.2
 
 
+def test_the_plan_page_says_what_the_dataset_s_stopping_is_expected_to_take(admin_client, mturk_batch):
+    html = admin_client.get(reverse("admin:crowd_crowdbatch_plan", args=[mturk_batch.pk])).content.decode()
+    assert 'id="estimate-expected">3.00, 3.00<' in html
+    assert 'id="estimate-basis">(no adaptive stopping: every response gets K scores)<' in html
+
+
 def test_the_changelist_lists_batches_with_their_links(admin_client, mturk_batch, django_assert_max_num_queries):
     with django_assert_max_num_queries(12):
         response = admin_client.get(reverse("admin:crowd_crowdbatch_changelist"))

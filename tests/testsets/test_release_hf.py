@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Candidate
 from tests.factories import DatasetFactory
 from testsets.items import testset_items
-from testsets.models import TestSet
+from testsets.models import TestSet, TestSetCandidate
 from testsets.services.build import testset_build
 
 GOOD = [5, 5, 4, 5, 5]
@@ -217,3 +217,9 @@ def test_the_card_says_how_many_decisions_rest_on_fewer_scores(release, tmp_path
     card = export("hf-rel", tmp_path / "a")["README.md"].decode()
     assert "- Stopping: tolerance 0 (0: a response stops only when its decision can no longer change); " in card
     assert "decisions rest on fewer than 5 scores, 0 of them made by the model" in card
+
+
+def test_the_card_says_how_many_of_the_release_s_own_responses_rest_on_fewer_scores(release, tmp_path):
+    card = export("hf-rel", tmp_path / "a")["README.md"].decode()
+    responses = TestSetCandidate.objects.filter(item__testset=release).values("candidate_id").distinct().count()
+    assert f"  - In this release: 0 of its {responses} responses (ground truths and false candidates" in card

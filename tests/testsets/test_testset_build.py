@@ -103,6 +103,21 @@ def test_manifest_records_the_stopping_tolerance_and_decisions_on_fewer_scores(d
     assert 0 < stopping["expected_changed"] < 0.1
 
 
+def test_the_manifest_counts_early_decisions_of_the_test_set_apart_from_the_dataset_s(db, scored_question):
+    # given, at a 10 % tolerance: a question whose three replies stopped at two scores of 1 (kept,
+    # by the model; all three chosen) and whose fourth, ungrammatical after three 0s, is not chosen;
+    # and a question dropped (ground truth rejected after three low scores) whose replies also stopped
+    dataset = DatasetFactory(name="early-apart", stopping_tolerance=0.1, spot_check_rate=0)
+    scored_question(dataset=dataset, gt=GOOD_GT, false=[[1, 1]] * 3 + [[0, 0, 0]])
+    scored_question(dataset=dataset, gt=[1, 1, 1], false=[[1, 1]] * 3)
+    stopping = testset_build(dataset_name="early-apart", name="r-apart", seed=3).manifest["stopping"]
+    # then the test set's four responses: the three short replies rest on fewer scores, by the model
+    assert stopping["testset"]["decisions"] == 4
+    assert (stopping["testset"]["decisions_on_fewer_scores"], stopping["testset"]["decisions_by_model"]) == (3, 3)
+    # while the dataset's count takes in the replies and ground truth that are not in the test set
+    assert (stopping["decisions_on_fewer_scores"], stopping["decisions_by_model"]) == (8, 6)
+
+
 def test_a_test_set_freezes_the_scores_it_was_built_with(dataset):
     # given a built test set
     testset = testset_build(dataset_name="build", name="r1", seed=1)

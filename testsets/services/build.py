@@ -78,6 +78,8 @@ def testset_build(
                     or f"dataset {dataset.name!r}: no question passes the rules with {false_per_question} false "
                     "candidates"
                 )
+            # Before the staged plan is written out: the counts cover the test set's own responses.
+            testset_stopping = stage.stopping_summary(dataset=dataset, rules=rules)
             if progress:
                 progress.update(done=1, total=4, force=True, phase="building the test set", unit="steps")
             stage.derived_questions_create(dataset=dataset)
@@ -96,8 +98,13 @@ def testset_build(
             "annotators_per_item": dataset.annotators_per_item,
             "rules": {"version": rules.version, **rules.thresholds()},
             # How early the decisions were made (tolerance, decisions on fewer than K scores, the
-            # model's expected share of changes, the spot checks' audit).
-            "stopping": dataset_stopping_summary(dataset=dataset, rules=rules),
+            # model's expected share of changes, the spot checks' audit): of the source dataset's
+            # responses, and under "testset" of the test set's own (ground truths and chosen false
+            # candidates). The prior is the one the plan just fitted.
+            "stopping": {
+                **dataset_stopping_summary(dataset=dataset, rules=rules, fresh=False),
+                "testset": testset_stopping,
+            },
             "counts": {
                 "questions": stage.questions,
                 "derived_questions": stage.derived,

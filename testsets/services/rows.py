@@ -17,6 +17,7 @@ from django.db import connection
 from annotation.models import Annotator, Candidate, Dataset, FilterRules, Question, Score
 from annotation.rules import plan_questions
 from annotation.selectors import FilterPreview, question_pools_stream
+from annotation.selectors_stopping import stopping_summary
 from core.bulk import BulkWriter, ModelRows, bulk_writer
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 from testsets.shortcuts.balance import BalanceOptions
@@ -26,6 +27,7 @@ from .balance_plan import BalancePlan, balance_plan
 _QUESTIONS = "wellchosen_testset_stage_questions"
 _CANDIDATES = "wellchosen_testset_stage_candidates"
 _BLOCK = 5000  # questions per block of rows written
+STOPPING_TESTSET_KEYS = ("decisions", "decisions_on_fewer_scores", "decisions_by_model", "expected_changed")
 
 
 @contextmanager
@@ -119,6 +121,13 @@ class TestsetStage:
     def _stage(self, questions: list[tuple], candidates: list[tuple]) -> None:
         self.writer.insert_into(_QUESTIONS, ["position", "question_id", "ground_truth_id", "derived"], questions)
         self.writer.insert_into(_CANDIDATES, ["position", "rank", "candidate_id"], candidates)
+
+    def stopping_summary(self, *, dataset: Dataset, rules: FilterRules) -> dict:
+        """How early the decisions of the staged responses (ground truths and chosen false
+        candidates, each counted once) were made; the prior the plan's decisions were made with."""
+        where = f"c.id IN (SELECT candidate_id FROM {_CANDIDATES})"
+        summary = stopping_summary(dataset=dataset, rules=rules, where=where, params=[], audit=False, fresh=False)
+        return {key: summary[key] for key in STOPPING_TESTSET_KEYS}
 
     def derived_questions_create(self, *, dataset: Dataset) -> None:
         """The derived questions the plan names and the dataset does not have yet (they are reused

@@ -250,4 +250,16 @@ def _stopping_lines(manifest: dict) -> list[str]:
         f"decisions rest on fewer than {k} scores, {stopping['decisions_by_model']} of them made by the model; "
         f"expected share of decisions that {k} scores would change: {stopping['expected_changed']:.2%}; spot checks: "
         f"{stopping['spot_checks_changed']} of {stopping['spot_checks_audited']} changed."
+    ] + _testset_stopping_lines(stopping.get("testset"), k)
+
+
+def _testset_stopping_lines(testset: dict | None, k) -> list[str]:
+    """The same for the release's own responses (releases built before it was recorded have none)."""
+    if not testset:
+        return []
+    return [
+        f"  - In this release: {testset['decisions_on_fewer_scores']} of its {testset['decisions']} responses (ground "
+        f"truths and false candidates, each counted once) rest on fewer than {k} scores, "
+        f"{testset['decisions_by_model']} of them decided by the model; expected share that {k} scores would "
+        f"change: {testset['expected_changed']:.2%}."
     ]
