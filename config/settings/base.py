@@ -38,6 +38,9 @@ WELLCHOSEN_IMPORT_POSTGRES_SORT_MB = env_int("WELLCHOSEN_IMPORT_POSTGRES_SORT_MB
 # core/bulk_keys.py; measured in bench/README.md.
 WELLCHOSEN_BULK_LOAD_MIN_ROWS = env_int("WELLCHOSEN_BULK_LOAD_MIN_ROWS", 500_000)
 WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS = env_int("WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS", 2000)
+# The shortcut audit a test set's manifest records runs on a seeded sample of this many questions
+# when the release has more (0: all of them).
+WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS = env_int("WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS", 10_000)
 # A repository file of at least this size is read and normalised in a child process
 WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
 

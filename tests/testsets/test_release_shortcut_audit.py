@@ -96,3 +96,22 @@ def test_an_imported_release_records_the_audit_of_its_questions(long_release, tm
     built = long_release.manifest["shortcut_audit"]
     assert (imported["questions"], imported["chance"]) == (built["questions"], built["chance"])
     assert "longest" in imported["above_chance"]
+
+
+def test_a_release_above_the_limit_is_audited_on_a_seeded_sample_the_card_names(
+    db, scored_question, settings, tmp_path
+):
+    settings.WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS = 8
+    dataset = DatasetFactory(name="sampled-ds")
+    for _ in range(12):
+        scored_question(dataset=dataset, gt=GOOD, false=[WRONG] * 3)
+    first = testset_build(dataset_name=dataset.name, name="sampled-a", seed=5).manifest["shortcut_audit"]
+    again = testset_build(dataset_name=dataset.name, name="sampled-b", seed=5).manifest["shortcut_audit"]
+    assert (first["questions"], first["candidates"], first["sampled_from"]) == (8, 32, 12)
+    assert first == again  # the same sample for the same seed
+    call_command("export_testset", "sampled-a", format=["hf"], out=tmp_path / "hf", stdout=StringIO())
+    assert "8 questions (a seeded sample of the 12)" in (tmp_path / "hf" / "README.md").read_text()
+
+
+def test_a_release_within_the_limit_records_no_sample(long_release):
+    assert "sampled_from" not in long_release.manifest["shortcut_audit"]

@@ -221,7 +221,8 @@ def _audit_section(m: dict) -> list[str]:
         "Can the ground truth be told apart from the false candidates without the context? Each baseline "
         "below picks one choice per question from the choices alone; a test of context understanding needs "
         f"them at chance ({audit['chance']:.3f}: 1 / choices per question, averaged). {audit['questions']} "
-        f"questions; the classifier is cross-validated over questions ({audit['folds']} folds, seed "
+        + (f"questions (a seeded sample of the {audit['sampled_from']})" if "sampled_from" in audit else "questions")
+        + f"; the classifier is cross-validated over questions ({audit['folds']} folds, seed "
         f"{audit['seed']}), so it never sees a question it is tested on.",
         "",
         "| baseline | accuracy | above chance |",
