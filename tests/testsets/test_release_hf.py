@@ -217,3 +217,18 @@ def test_the_card_says_how_many_decisions_rest_on_fewer_scores(release, tmp_path
     card = export("hf-rel", tmp_path / "a")["README.md"].decode()
     assert "- Stopping: tolerance 0 (0: a response stops only when its decision can no longer change); " in card
     assert "decisions rest on fewer than 5 scores, 0 of them made by the model" in card
+
+
+def test_the_card_reports_per_source_what_the_annotators_made_of_the_false_candidates(release, tmp_path):
+    card = export("hf-rel", tmp_path / "hf")["README.md"].decode()
+    # 8 lexical false candidates scored clearly wrong and the 7 of the question with an acceptable one
+    # (1 of them); 1 dense candidate, clearly wrong
+    assert "| lexical | 15 | 6.7% (1) | 0.0% (0) | 15 |" in card
+    assert "| dense | 1 | 0.0% (0) | 0.0% (0) | 1 |" in card
+
+
+def test_a_release_built_before_the_per_source_counts_says_nothing_of_them(release, tmp_path):
+    del release.manifest["candidates_by_source"]
+    release.save(update_fields=["manifest"])
+    card = export("hf-rel", tmp_path / "hf")["README.md"].decode()
+    assert "per source (a candidate is annotated" not in card and "| lexical | 15 |" not in card
