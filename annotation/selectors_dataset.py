@@ -4,14 +4,18 @@ number of queries at any size."""
 
 from datetime import timedelta
 
+from django.db import connection
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
 from annotation.models import (
+    Annotator,
     Assignment,
     AssignmentStatus,
     Candidate,
+    CandidateSource,
     Dataset,
+    FilterRules,
     Question,
     QuestionWork,
     Score,
@@ -121,3 +125,73 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict:
 def dataset_units_to_open(*, dataset: Dataset) -> int:
     """Original questions that are no unit of work yet (what annotation_open would add)."""
     return Question.objects.filter(dataset=dataset, derived_from__isnull=True, work__isnull=True).count()
+
+
+def candidate_verdicts_by_source(*, dataset: Dataset, rules: FilterRules) -> list[dict]:
+    """Per source of the dataset's false candidates (original questions): how many the annotators
+    scored (``annotated``: at least one counted score), and of those how many the filter rules drop
+    as ``acceptable`` (enough annotators found it a fitting response: a false negative) or as
+    ``ungrammatical``, with the rules' precedence (ungrammatical first), so the two never overlap:
+    what each source's candidates cost in annotation that no test set can use. ``complete``: those
+    whose verdict is final (as annotation.rules.decide_false_candidate decides: a rule's count
+    reached, or out of reach of the planned scores still to come); a candidate still being scored
+    counts in ``annotated`` and in neither drop yet.
+
+    One query, set-based: the scores are counted per candidate and the candidates per source in
+    the database, whatever the dataset's size. Only counted scores count (``counted_scores_q``)."""
+    candidate, score, annotator, question = (
+        Candidate._meta.db_table,
+        Score._meta.db_table,
+        Annotator._meta.db_table,
+        Question._meta.db_table,
+    )
+    sql = f"""
+        SELECT source, COUNT(*),
+               SUM(CASE WHEN n_ungrammatical < %s AND n_acceptable >= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN n_ungrammatical >= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN n_acceptable >= %s OR n_ungrammatical >= %s
+                          OR (n_acceptable + %s - n < %s AND n_ungrammatical + %s - n < %s) THEN 1 ELSE 0 END)
+        FROM (
+            SELECT c.id, c.source, COUNT(s.id) AS n,
+                   SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END) AS n_acceptable,
+                   SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS n_ungrammatical
+            FROM {candidate} c
+            JOIN {score} s ON s.candidate_id = c.id AND s.counted
+              AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
+            WHERE NOT c.is_ground_truth
+              AND c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
+            GROUP BY c.id, c.source
+        ) per_candidate
+        GROUP BY source
+        ORDER BY source"""
+    params = [
+        rules.ungrammatical_min_count,
+        rules.acceptable_min_count,
+        rules.ungrammatical_min_count,
+        rules.acceptable_min_count,
+        rules.ungrammatical_min_count,
+        dataset.annotators_per_item,
+        rules.acceptable_min_count,
+        dataset.annotators_per_item,
+        rules.ungrammatical_min_count,
+        rules.acceptable_min_score,
+        rules.ungrammatical_max_score,
+        dataset.pk,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    labels = dict(CandidateSource.choices)
+    return [
+        {
+            "source": source,
+            "label": labels.get(source, source),
+            "annotated": annotated,
+            "acceptable": acceptable or 0,
+            "ungrammatical": ungrammatical or 0,
+            "complete": complete or 0,
+            "share_acceptable": (acceptable or 0) / annotated,
+            "share_ungrammatical": (ungrammatical or 0) / annotated,
+        }
+        for source, annotated, acceptable, ungrammatical, complete in rows
+    ]

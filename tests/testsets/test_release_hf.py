@@ -223,3 +223,18 @@ def test_the_card_says_how_many_of_the_release_s_own_responses_rest_on_fewer_sco
     card = export("hf-rel", tmp_path / "a")["README.md"].decode()
     responses = TestSetCandidate.objects.filter(item__testset=release).values("candidate_id").distinct().count()
     assert f"  - In this release: 0 of its {responses} responses (ground truths and false candidates" in card
+
+
+def test_the_card_reports_per_source_what_the_annotators_made_of_the_false_candidates(release, tmp_path):
+    card = export("hf-rel", tmp_path / "hf")["README.md"].decode()
+    # 8 lexical false candidates scored clearly wrong and the 7 of the question with an acceptable one
+    # (1 of them); 1 dense candidate, clearly wrong
+    assert "| lexical | 15 | 6.7% (1) | 0.0% (0) | 15 |" in card
+    assert "| dense | 1 | 0.0% (0) | 0.0% (0) | 1 |" in card
+
+
+def test_a_release_built_before_the_per_source_counts_says_nothing_of_them(release, tmp_path):
+    del release.manifest["candidates_by_source"]
+    release.save(update_fields=["manifest"])
+    card = export("hf-rel", tmp_path / "hf")["README.md"].decode()
+    assert "per source (a candidate is annotated" not in card and "| lexical | 15 |" not in card

@@ -9,6 +9,7 @@ from django.utils import timezone
 from annotation.models import Dataset
 from annotation.selectors import dataset_stopping_summary, filter_rules_stored
 from annotation.selectors_agreement import dataset_agreement
+from annotation.selectors_dataset import candidate_verdicts_by_source
 from core.errors import UserError
 from core.names import slug_check
 from core.services.jobs import JobProgress
@@ -115,6 +116,12 @@ def testset_build(
                 "source_questions_by_ground_truth": preview.questions_by_ground_truth,
                 "source_questions_too_few_false": preview.questions_too_few_false,
             },
+            # Per source, the share of its annotated false candidates the annotators found acceptable
+            # or ungrammatical (what the card reports as each source's cost).
+            "candidates_by_source": [
+                {key: row[key] for key in ("source", "annotated", "acceptable", "ungrammatical", "complete")}
+                for row in candidate_verdicts_by_source(dataset=dataset, rules=rules)
+            ],
             "agreement": {
                 "dataset": dataset_agreement(dataset=dataset),
                 "release": testset_agreement(testset=testset),

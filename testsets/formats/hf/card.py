@@ -164,6 +164,7 @@ def _build_section(facts: ReleaseFacts, counts: dict) -> list[str]:
     lines += [f"- {line}" for line in facts.pay] or [
         "- Recruitment and pay: TODO: who the annotators were and what they were paid."
     ]
+    lines += _sources_section(m)
     lines += ["", "Counts at every step (the filter preview of the dataset when the release was built):", ""]
     lines += ["| step | count |", "| --- | ---: |"]
     lines += [f"| source questions | {counts.get('source_questions')} |"]
@@ -181,6 +182,31 @@ def _build_section(facts: ReleaseFacts, counts: dict) -> list[str]:
         f"| scores in the release | {counts.get('scores')} |",
         "",
     ]
+    return lines
+
+
+def _sources_section(m: dict) -> list[str]:
+    """Per source of the dataset's false candidates, the share of those annotated that the filter
+    rules dropped as acceptable (a false negative) or ungrammatical; releases built before the
+    manifest recorded it say nothing."""
+    rows = m.get("candidates_by_source")
+    if not rows:
+        return []
+    lines = [
+        "",
+        "What the annotators made of the dataset's false candidates, per source (a candidate is annotated when "
+        "it has a score that counts; acceptable and ungrammatical as the filter rules decide, ungrammatical "
+        "first; a candidate still being scored is in neither):",
+        "",
+        "| source | annotated (n) | acceptable | ungrammatical | verdict final |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        n = row["annotated"]
+        lines.append(
+            f"| {row['source']} | {n} | {row['acceptable'] / n:.1%} ({row['acceptable']}) | "
+            f"{row['ungrammatical'] / n:.1%} ({row['ungrammatical']}) | {row['complete']} |"
+        )
     return lines
 
 
