@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from annotation.agreement import agreement_summary
 from annotation.models import Candidate, Dataset, Score
 from annotation.selectors_agreement import score_category_table
-from testsets.items import testset_items
+from testsets.items import TestSetItem, testset_items
 from testsets.models import ShortcutAudit, TestSet, TestSetCandidate
 from testsets.shortcuts.pools import Pool
 
@@ -69,9 +69,14 @@ def candidate_texts(*, dataset: Dataset, ids: set[int]) -> dict[int, str]:
 def testset_pools(*, testset: TestSet) -> Iterator[Pool]:
     """A test set's questions as they were frozen: its chosen candidates, in its order."""
     for item in testset_items(testset):
-        texts = tuple(c.candidate.text for c in item.candidates)
-        label = next(i for i, c in enumerate(item.candidates) if c.is_ground_truth)
-        yield Pool(item.question_id, texts, label)
+        yield item_pool(item)
+
+
+def item_pool(item: TestSetItem) -> Pool:
+    """A frozen question as the shortcut audit reads it: its candidates' texts and the ground truth's place."""
+    texts = tuple(c.candidate.text for c in item.candidates)
+    label = next(i for i, c in enumerate(item.candidates) if c.is_ground_truth)
+    return Pool(item.question_id, texts, label)
 
 
 def shortcut_audit_latest(*, dataset: Dataset | None = None, testset: TestSet | None = None) -> ShortcutAudit | None:

@@ -5,10 +5,10 @@ A new format is a TestsetFormat subclass in a module of its own, listed here.
 """
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from core.errors import UserError
-from testsets.items import original_texts, testset_items
+from testsets.items import TestSetItem, original_texts, testset_items
 from testsets.models import TestSet
 
 from .base import ExportFile, TestsetFormat
@@ -58,16 +58,24 @@ def render_export(testset: TestSet, kind: str, *, version: int | None = None) ->
 
 
 def render_exports(
-    testset: TestSet, wanted: list[tuple[str, int]], *, originals: Sequence[bool] = ()
+    testset: TestSet,
+    wanted: list[tuple[str, int]],
+    *,
+    originals: Sequence[bool] = (),
+    seen: Callable[[TestSetItem], None] | None = None,
 ) -> Iterator[tuple[str, ...]]:
     """Several exports (``(kind, version)`` each) in one read of the test set: tuples of the next
     chunk of each, in the order of ``wanted`` ("" for one that has ended). Those whose flag in
-    ``originals`` is set are written with the texts as imported (testsets.items.original_texts)."""
+    ``originals`` is set are written with the texts as imported (testsets.items.original_texts).
+    ``seen`` is called with each item as it is read (for another use of the same read)."""
     for kind, version in wanted:
         version_check(kind, version)
+    items = testset_items(testset, original_text=any(originals))
+    if seen is not None:
+        items = _seen(items, seen)
     # The renderers take one chunk per item (the CSV a header first), so the copies tee keeps of
     # the items not yet rendered by all stay a few items long.
-    streams = list(itertools.tee(testset_items(testset, original_text=any(originals)), len(wanted)))
+    streams = list(itertools.tee(items, len(wanted)))
     for i, original in enumerate(originals):
         if original:
             streams[i] = original_texts(streams[i])
@@ -76,3 +84,9 @@ def render_exports(
         for items, (kind, version) in zip(streams, wanted, strict=True)
     ]
     return itertools.zip_longest(*renderers, fillvalue="")
+
+
+def _seen(items: Iterator[TestSetItem], seen: Callable[[TestSetItem], None]) -> Iterator[TestSetItem]:
+    for item in items:
+        seen(item)
+        yield item

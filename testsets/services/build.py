@@ -1,6 +1,7 @@
 """build_testset: freeze a test set of 1 ground truth + k false candidates per question (§3.2)."""
 
 import hashlib
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
 from django.db import transaction
@@ -14,8 +15,9 @@ from core.errors import UserError
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
+from testsets.items import TestSetItem
 from testsets.models import TestSet
-from testsets.selectors import testset_agreement
+from testsets.selectors import item_pool, testset_agreement
 from testsets.shortcuts.balance import BalanceOptions
 
 from .rows import testset_stage
@@ -130,20 +132,21 @@ def testset_build(
         if stage.balance is not None:
             # only in a shortcut-aware build: the manifests of other builds keep their keys
             testset.manifest["shortcut_balance"] = stage.balance
-        testset.manifest["files"] = testset_file_entries(testset)
+        pools: list = []  # the frozen questions as the audit reads them, from the files' read
+        testset.manifest["files"] = testset_file_entries(testset, seen=lambda item: pools.append(item_pool(item)))
         # Context-free baselines over the release's frozen questions; releases built before the
         # audit existed have no such key, and their manifest, card and Croissant keep their bytes.
-        testset.manifest["shortcut_audit"] = testset_manifest_audit(testset)
+        testset.manifest["shortcut_audit"] = testset_manifest_audit(testset, pools=pools)
         testset.save(update_fields=["manifest"])
     return testset
 
 
-def testset_file_entries(testset: TestSet) -> dict:
+def testset_file_entries(testset: TestSet, *, seen: Callable[[TestSetItem], None] | None = None) -> dict:
     """The manifest's "files": each export's name, sha256 and format version, as the test set is now
-    (every export rendered in one read of the test set)."""
+    (every export rendered in one read of the test set; ``seen`` gets each item of that read)."""
     kinds = list(EXPORT_FILES)
     digests = [hashlib.sha256() for _ in kinds]
-    for chunks in render_exports(testset, [(kind, EXPORT_FILES[kind].version) for kind in kinds]):
+    for chunks in render_exports(testset, [(kind, EXPORT_FILES[kind].version) for kind in kinds], seen=seen):
         for digest, chunk in zip(digests, chunks, strict=True):
             digest.update(chunk.encode("utf-8"))
     return {

@@ -20,6 +20,7 @@ from annotation.services.questions import (
 from core.bulk_keys import foreign_keys_after_load, load_fields
 from core.errors import ImportFileError, UserError
 from core.lines import LineReader, encoding_check
+from core.prefetch import prefetched
 from core.services.jobs import JobProgress
 from testsets.formats.tsv import TSVShape, scores_line_next, tsv_line_parse
 
@@ -94,8 +95,23 @@ def rows_estimate(*, tsv_path: Path, context_turns: int, scores: bool) -> int:
 
 
 def _load(tsv, scores_lines, *, dataset, path: Path, scores_path, report, shape: TSVShape, encoding, progress) -> None:
+    """Parse the lines a batch at a time, the next batch in a thread while the current one is
+    written (core.prefetch): parsing and the database's work on the rows overlap."""
+    batches = _parsed_batches(tsv, scores_lines, path=path, scores_path=scores_path, shape=shape, encoding=encoding)
+    for batch in prefetched(batches):
+        _flush(batch, dataset=dataset, path=path, report=report, shape=shape)
+        if progress:
+            tsv.report(progress)
+    if progress:
+        tsv.report(progress, force=True)
+
+
+def _parsed_batches(tsv, scores_lines, *, path: Path, scores_path, shape: TSVShape, encoding):
+    """Batches of (question record, its scores or None), every line checked; no database access."""
     batch: list[tuple[QuestionRecord, list[list[int]] | None]] = []
+    parsed = 0
     for line in tsv:
+        parsed += 1
         record = tsv_line_parse(line, path=path, shape=shape, encoding=encoding)
         scores = None
         if scores_lines is not None:
@@ -108,19 +124,15 @@ def _load(tsv, scores_lines, *, dataset, path: Path, scores_path, report, shape:
             )
         batch.append((record, scores))
         if len(batch) >= settings.WELLCHOSEN_IMPORT_BATCH_SIZE:
-            _flush(batch, dataset=dataset, path=path, report=report, shape=shape)
+            yield batch
             batch = []
-        if progress:
-            tsv.report(progress)
-    if progress:
-        tsv.report(progress, force=True)
     if batch:
-        _flush(batch, dataset=dataset, path=path, report=report, shape=shape)
+        yield batch
     if scores_lines is not None:
         extra = next((extra for extra in scores_lines if extra.data.strip()), None)
         if extra is not None:
             raise ImportFileError(
-                scores_path, extra.number, None, f"has more lines than {path.name} ({report['questions']} questions)"
+                scores_path, extra.number, None, f"has more lines than {path.name} ({parsed} questions)"
             )
 
 

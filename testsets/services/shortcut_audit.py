@@ -12,6 +12,7 @@ from testsets.models import ShortcutAudit, TestSet
 from testsets.selectors import dataset_pools, testset_pools
 from testsets.shortcuts.audit import shortcut_audit_compute
 from testsets.shortcuts.baselines import AuditOptions, shortcut_baselines
+from testsets.shortcuts.pools import Pool
 
 MANIFEST_FOLDS = 5
 
@@ -63,11 +64,11 @@ def shortcut_audit_run(
     return ShortcutAudit.objects.create(result=result, **target)
 
 
-def testset_manifest_audit(testset: TestSet) -> dict:
+def testset_manifest_audit(testset: TestSet, *, pools: list[Pool] | None = None) -> dict:
     """The audit that a release's manifest records: the baselines that need no system, over its
-    frozen questions, seeded with the release's seed."""
+    frozen questions (``pools``, when the caller read them already), seeded with the release's seed."""
     options = AuditOptions(seed=testset.seed or 0, folds=MANIFEST_FOLDS)
-    pools = list(testset_pools(testset=testset))
+    pools = list(testset_pools(testset=testset)) if pools is None else pools
     limit = settings.WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS
     if limit <= 0 or len(pools) <= limit:
         return shortcut_audit_compute(pools, options)
