@@ -2,6 +2,7 @@
 with scores; the lines are read by testsets.formats.tsv."""
 
 import gzip
+import zlib
 from pathlib import Path
 
 from django.conf import settings
@@ -85,10 +86,13 @@ def rows_estimate(*, tsv_path: Path, context_turns: int, scores: bool) -> int:
     per line a context, its turns and a question; per response a candidate and, with scores,
     about five scores."""
     lines = fields = 0
-    with (gzip.open if tsv_path.suffix == ".gz" else open)(tsv_path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            lines += chunk.count(b"\n")
-            fields += chunk.count(b"\t")
+    try:
+        with (gzip.open if tsv_path.suffix == ".gz" else open)(tsv_path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                lines += chunk.count(b"\n")
+                fields += chunk.count(b"\t")
+    except (OSError, EOFError, zlib.error):
+        return 0  # an unreadable file: the import's reader says where, with its usual error
     fields += lines  # n tabs separate n + 1 fields
     responses = max(fields - lines * context_turns, 0)
     return lines * (context_turns + 2) + responses * (1 + (_ANNOTATORS_GUESS if scores else 0))
