@@ -55,7 +55,7 @@ class DeterministicDecider:
         self._ruled: dict[tuple, ResponseState] = {}
 
     def state(self, row: dict) -> ResponseState:
-        key = (row["is_ground_truth"], row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        key = _counts_key(row)
         ruled = self._ruled.get(key)
         if ruled is None:
             ruled = self._ruled[key] = self._rule(key)
@@ -93,7 +93,7 @@ class ProbabilisticDecider(DeterministicDecider):
         ruled = super().state(row)
         if not ruled.open or row["n_scores"] == 0 or row["n_scores"] >= self.planned:
             return ruled
-        key = (row["is_ground_truth"], row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
+        key = _counts_key(row)
         stopped = self._stopped.get(key, False)
         if stopped is False:
             outlook = self.outlook(row)
@@ -106,6 +106,11 @@ class ProbabilisticDecider(DeterministicDecider):
         if row["spot_checked"] if "spot_checked" in row else spot_checked(row["id"], self.spot_rate):
             return ruled
         return stopped
+
+
+def _counts_key(row: dict) -> tuple:
+    """What a response's state depends on: its role and its score counts (the deciders' cache key)."""
+    return (row["is_ground_truth"], row["n_scores"], row["n_acceptable"], row["n_ungrammatical"], row["n_low"])
 
 
 def decider_get(*, dataset: Dataset, rules: FilterRules, fresh: bool = False) -> DeterministicDecider:
