@@ -14,8 +14,8 @@ from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
 
 # nats per token the edited response may lose against the original: a one-word substitution in a
 # sentence of ten tokens costs a few nats on that word, well under one per token on average; a
-# garbled sentence costs more on every token it breaks. Provisional: not yet measured on a labelled
-# sample (docs/pairs.md, "Fluency check").
+# garbled sentence costs more on every token it breaks. Provisional: on a labelled sample no LM
+# trained here separates garbled from fluent edits at any bar (docs/pairs.md, "Fluency check").
 MAX_LOSS_INCREASE = 1.0
 
 
@@ -23,6 +23,12 @@ MAX_LOSS_INCREASE = 1.0
 class Fluency:
     correct_loss: float
     incorrect_loss: float
+    # the mean loss increase on the tokens after the edit, which both responses share: a garbled
+    # edit breaks what follows it ("They are not keep the documents"), one word for another mostly
+    # costs on the word itself; 0.0 when the edit reaches the end
+    continuation_increase: float = 0.0
+    # the total log-probability lost from the first edited token on (the minimal-pair measure)
+    total_increase: float = 0.0
 
     @property
     def increase(self) -> float:
@@ -50,9 +56,10 @@ class ReferenceLM:
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.eos_token_id
 
-    def losses(self, texts: list[str]) -> list[float]:
-        """Each text's mean negative log-probability per token (one forward pass per text: pairs are
-        few, and unpadded inputs give exactly the loss of the text alone)."""
+    def token_losses(self, texts: list[str]) -> list[tuple[list[int], list[float]]]:
+        """Each text's token ids (the start token first) and the loss of each token after the first
+        (one forward pass per text: pairs are few, and unpadded inputs give exactly the losses of
+        the text alone)."""
         import torch
 
         results = []
@@ -62,15 +69,50 @@ class ReferenceLM:
                 if self.start_id is not None:
                     ids = [self.start_id, *ids]
                 if len(ids) < 2:
-                    results.append(0.0)
+                    results.append((ids, []))
                     continue
                 tensor = torch.tensor([ids], device=self.device)
                 logits = self.model(input_ids=tensor).logits[0, :-1].float()
-                loss = torch.nn.functional.cross_entropy(logits, tensor[0, 1:], reduction="mean")
-                results.append(float(loss))
+                losses = torch.nn.functional.cross_entropy(logits, tensor[0, 1:], reduction="none")
+                results.append((ids, losses.tolist()))
         return results
+
+    def losses(self, texts: list[str]) -> list[float]:
+        """Each text's mean negative log-probability per token."""
+        return [sum(losses) / len(losses) if losses else 0.0 for _, losses in self.token_losses(texts)]
 
     def fluency(self, pairs: list[tuple[str, str]]) -> list[Fluency]:
         """(correct, incorrect) -> their losses."""
-        losses = self.losses([text for pair in pairs for text in pair])
-        return [Fluency(losses[2 * k], losses[2 * k + 1]) for k in range(len(pairs))]
+        measured = self.token_losses([text for pair in pairs for text in pair])
+        return [pair_fluency(*measured[2 * k], *measured[2 * k + 1]) for k in range(len(pairs))]
+
+
+def pair_fluency(
+    correct_ids: list[int], correct_losses: list[float], incorrect_ids: list[int], incorrect_losses: list[float]
+) -> Fluency:
+    """Compare two token sequences that differ in one edited span: the shared prefix has the same
+    losses in both, so what differs is the edited span and the shared continuation after it."""
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    shortest = min(len(correct_ids), len(incorrect_ids))
+    prefix = 0
+    while prefix < shortest and correct_ids[prefix] == incorrect_ids[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and correct_ids[-1 - suffix] == incorrect_ids[-1 - suffix]:
+        suffix += 1
+    # losses[i] is the loss of ids[i + 1]: the shared continuation is the last `suffix` losses
+    continuation = (
+        mean(incorrect_losses[len(incorrect_losses) - suffix :]) - mean(correct_losses[len(correct_losses) - suffix :])
+        if suffix
+        else 0.0
+    )
+    first_edited = max(prefix - 1, 0)
+    return Fluency(
+        correct_loss=mean(correct_losses),
+        incorrect_loss=mean(incorrect_losses),
+        continuation_increase=continuation,
+        total_increase=sum(incorrect_losses[first_edited:]) - sum(correct_losses[first_edited:]),
+    )

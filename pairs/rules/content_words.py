@@ -52,6 +52,9 @@ _NOT_NOUN_BEFORE = frozenset(
 # After it, these make it a verb ("book a table", "call me") or an adjective ("the red one"); not
 # "you"/"it"/"that", which start relative clauses after nouns ("the car you bought").
 _NOT_NOUN_AFTER = frozenset("a an the my your his our their me him us them it one ones".split())
+# "it"/"this"/"that" are left out of _NOT_NOUN_BEFORE ("give it time"); after an auxiliary that
+# begins a question they are subjects, and the next word is a verb ("how much will it cost").
+_INVERTED_AUXILIARIES = frozenset("will would can could shall should may might must do does did is was has had".split())
 _FIXED_BEFORE = frozenset({"ago"})  # "an hour ago": only a duration fits
 # After a number above one a singular form is an invariant noun ("300 yuan"): V has no such plurals.
 _NUMBERS = frozenset(
@@ -103,7 +106,7 @@ class ContentWordRule(EditRule):
 
     def version(self) -> str:
         return (
-            f"ContentWordRule(lm={self._digest[:12]},{self.lexicon.version()},"
+            f"ContentWordRule-2(lm={self._digest[:12]},{self.lexicon.version()},"
             f"min_count={self.min_count},name_share={self.name_share},max_similarity={self.max_similarity},criteria={'+'.join(self.criteria)})"
         )
 
@@ -124,6 +127,8 @@ class ContentWordRule(EditRule):
             if (token.text[0].isupper() and not sentence_start) or self._is_name(word):
                 continue
             if before in _NOT_NOUN_BEFORE or after in _NOT_NOUN_AFTER or after in _FIXED_BEFORE:
+                continue
+            if before in ("it", "this", "that") and i > 1 and normalise(toks[i - 2].text) in _INVERTED_AUXILIARIES:
                 continue
             if (before.isdigit() or before in _NUMBERS) and not self.lexicon.is_plural(word):
                 continue

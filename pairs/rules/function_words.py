@@ -71,7 +71,7 @@ FIXED_EXPRESSIONS: tuple[tuple[str, ...], ...] = tuple(
         "at least|of course|in fact|at all|on time|in time|after all|above all|all over|over there|over here|"
         "from now on|from time to time|with pleasure|without doubt|without saying|up to|next to|according to|"
         "due to|thanks to|used to|have to|has to|had to|ought to|in order to|so as to|forward to|face to face|"
-        "come on|hold on|go on|goes on|going on|went on|carry on|on and off|up and down|in and out|"
+        "in line with|come on|hold on|go on|goes on|going on|went on|carry on|on and off|up and down|in and out|"
         "out of order|out of stock|out of date|out of the question|out of control|out of work|out of breath|"
         "out of sight|out of mind|out of luck|out of shape|out of place|out of season|out of print|"
         "out of reach|out of fashion|out of style|out of practice|out of danger|out of curiosity|"
@@ -142,7 +142,7 @@ class FunctionWordRule(EditRule):
     type = PairType.FUNCTION
 
     def version(self) -> str:
-        return f"FunctionWordRule-1/{verbs.lexicon_version()}"
+        return f"FunctionWordRule-2/{verbs.lexicon_version()}"
 
     def propose(
         self, *, context: Sequence[str], response: str, rng: random.Random, per_question: int = 1
@@ -184,6 +184,12 @@ def _in_fixed_expression(lower: list[str], i: int) -> bool:
     return False
 
 
+def _complement_of_participle(lower: list[str], i: int, source: str) -> bool:
+    """ "with" after an adjectival participle is its fixed complement ("satisfied with", "infatuated
+    with", "filled with"): "without" there is no English."""
+    return source == "with" and i > 0 and len(lower[i - 1]) > 4 and lower[i - 1].endswith("ed")
+
+
 def _candidates(words: list[Token]) -> tuple[list[tuple], list[str]]:
     """(subtype, first word, last word, replacements, verb) for each safe position, and the reason
     each other table word was rejected."""
@@ -197,7 +203,7 @@ def _candidates(words: list[Token]) -> tuple[list[tuple], list[str]]:
         elif lower[i : i + 3] == ["in", "front", "of"]:
             length, source = 3, "in front of"
         if source in PREPOSITION_SWAPS or source in PARTICLE_SWAPS:
-            if _in_fixed_expression(lower, i):
+            if _in_fixed_expression(lower, i) or _complement_of_participle(lower, i, source):
                 rejections.append("fixed_expression")
             else:
                 found, reason = _classify(words, lower, i, length, source)

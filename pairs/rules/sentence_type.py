@@ -279,12 +279,20 @@ def sentence_edits(words: list[Word]) -> list[tuple[str, str, list[Word]]]:
 
 
 def _coordinated(w: list[str], start: int, end: int) -> bool:
-    """A second clause after a conjunction ("I like it and she likes it"): a question of the first
-    half alone would be ungrammatical."""
-    return any(
-        w[k] in clauses.CONJUNCTIONS and w[k + 1] in clauses.SUBJECT_PRONOUNS - {"it", "that", "this"}
-        for k in range(start, end - 1)
-    )
+    """A second clause after a conjunction ("I like it and she likes it", "my father is a teacher
+    and my mother is a worker"): a question of the first half alone would be ungrammatical."""
+    for k in range(start, end - 1):
+        if w[k] not in clauses.CONJUNCTIONS:
+            continue
+        if w[k + 1] in clauses.SUBJECT_PRONOUNS - {"it", "that", "this"}:
+            return True
+        # a determiner's noun phrase of up to three words, then a finite auxiliary: its own subject
+        if w[k + 1] in _SUBJECT_DETERMINERS and any(w[j] in clauses.AUXILIARIES for j in range(k + 2, min(k + 5, end))):
+            return True
+    return False
+
+
+_SUBJECT_DETERMINERS = frozenset("the my your his her its our their this that these those".split())
 
 
 def _raise(reason: str):
@@ -320,7 +328,7 @@ class SentenceTypeRule(EditRule):
     type = PairType.SENTENCE
 
     def version(self) -> str:
-        return f"SentenceTypeRule-1/{verbs.lexicon_version()}"
+        return f"SentenceTypeRule-2/{verbs.lexicon_version()}"
 
     def propose(
         self, *, context: Sequence[str], response: str, rng: random.Random, per_question: int = 1

@@ -43,6 +43,8 @@ def pairs_fluency_check(
                         "correct_loss": round(fluency.correct_loss, 4),
                         "incorrect_loss": round(fluency.incorrect_loss, 4),
                         "increase": round(fluency.increase, 4),
+                        "continuation_increase": round(fluency.continuation_increase, 4),
+                        "total_increase": round(fluency.total_increase, 4),
                         "max_increase": max_increase,
                         "held_back": held,
                     },

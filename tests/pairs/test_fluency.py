@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from pairs.fluency import Fluency, ReferenceLM
+from pairs.fluency import Fluency, ReferenceLM, pair_fluency
 from pairs.models import Pair, Review
 from tests.factories import PairFactory, PairSetFactory
 from tests.tiny_models import TEXTS
@@ -46,6 +46,23 @@ def test_the_reference_lm_finds_the_garbled_edit_less_fluent(reference_lm_dir):
     assert garbled.held_back()
 
 
+def test_the_continuation_is_the_shared_tokens_after_the_edit():
+    # start, "they", "do"/"are", "not", "keep", "." : losses[i] is the loss of ids[i + 1]
+    correct = ([0, 11, 12, 13, 14, 15], [2.0, 1.0, 1.0, 2.0, 0.5])
+    incorrect = ([0, 11, 22, 13, 14, 15], [2.0, 3.0, 1.5, 6.0, 0.5])
+    fluency = pair_fluency(*correct, *incorrect)
+    # "not keep ." follow the edit in both: (1.5 + 6.0 + 0.5) / 3 against (1.0 + 2.0 + 0.5) / 3
+    assert fluency.continuation_increase == pytest.approx(1.5)
+    # from the edited token on: 11.0 against 4.5 nats
+    assert fluency.total_increase == pytest.approx(6.5)
+    assert fluency.increase == pytest.approx(13.0 / 5 - 6.5 / 5)
+
+
+def test_an_edit_at_the_end_has_no_continuation():
+    fluency = pair_fluency([0, 11, 12], [2.0, 1.0], [0, 11, 12, 13], [2.0, 1.0, 4.0])
+    assert fluency.continuation_increase == 0.0 and fluency.total_increase == pytest.approx(4.0)
+
+
 def test_a_garbled_edit_is_held_back_before_review(db, reference_lm_dir, capsys):
     # given a pending pair with a garbled edit, a pending clean one and an accepted garbled one
     pair_set = PairSetFactory(name="fluent")
@@ -58,6 +75,7 @@ def test_a_garbled_edit_is_held_back_before_review(db, reference_lm_dir, capsys)
     assert garbled.review == Review.REJECTED and garbled.reviewed_by is None
     fluency = garbled.provenance["fluency"]
     assert fluency["held_back"] and fluency["increase"] > fluency["max_increase"]
+    assert fluency["total_increase"] > 0 and "continuation_increase" in fluency
     # and a pair a reviewer decided already is left as it is
     accepted.refresh_from_db()
     assert accepted.review == Review.ACCEPTED and "fluency" not in accepted.provenance

@@ -220,6 +220,13 @@ def test_names_and_verbs_are_not_nouns(rule):
     assert propose(rule, "I book a table .").edits[0].details["word"] == "table"
 
 
+def test_a_word_after_an_inverted_subject_pronoun_is_a_verb(rule):
+    # "will it cost": "it" after an auxiliary is the subject, so "book" is a verb ("will it book")
+    assert propose(rule, "Will it book ?").skipped == "no_noun"
+    # elsewhere "it" may be an object before a noun ("give it time"): the noun is still edited
+    assert propose(rule, "I gave it cake .").edits[0].details["word"] == "cake"
+
+
 def test_no_noun_is_a_skip(rule):
     outcome = propose(rule, "Yes , I do .")
     assert (outcome.edits, outcome.skipped) == ([], "no_noun")

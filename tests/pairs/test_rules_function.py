@@ -90,6 +90,9 @@ def test_the_seed_picks_among_the_listed_replacements():
     [
         ("I ’ m fine . Thank you .", "no_function_word"),
         ("That ’ s out of the question .", "fixed_expression_only"),
+        # "with" completes an adjectival participle: "satisfied without" is no English
+        ("You can get a refund if you're not satisfied with your purchase .", "fixed_expression_only"),
+        ("How can you be infatuated with horror films ?", "fixed_expression_only"),
         ("I want to go jogging .", "infinitive_only"),
         ("That's over on Callaway Street , isn't it ?", "unsafe_context"),
         ("I never bought food from the cafeteria .", "unsafe_context"),  # "from" without a movement

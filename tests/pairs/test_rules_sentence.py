@@ -211,3 +211,10 @@ def test_per_question_caps_the_edits_and_prefers_different_subtypes():
     assert len({edit.subtype for edit in edits}) == 3
     assert len({edit.incorrect for edit in edits}) == 3
     assert len(propose(RESPONSE_WITH_CHOICES, per_question=50).edits) == 5  # 2 + 2 + 1 candidates
+
+
+def test_a_second_clause_with_a_noun_subject_gets_no_question():
+    # "Is my father a teacher and my mother is a worker ?" is no English; the negative of the
+    # first clause still is
+    outcome = propose("My father is a teacher and my mother is a worker .")
+    assert [e.subtype for e in outcome.edits] == ["affirmative_to_negative"]
