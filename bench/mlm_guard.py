@@ -72,7 +72,8 @@ def main() -> None:
     print("| ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     with tempfile.TemporaryDirectory() as work:
         start = Path(work) / "start"
-        BertForMaskedLM.from_pretrained(base).save_pretrained(start)  # the MLM head's transform is new
+        torch.manual_seed(0)  # the MLM head's transform is new: its initial weights come from the seed
+        BertForMaskedLM.from_pretrained(base).save_pretrained(start)
         AutoTokenizer.from_pretrained(base).save_pretrained(start)
         for steps in args.steps:
             folder, seconds = start, 0.0

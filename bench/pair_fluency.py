@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 LABELS = Path(__file__).resolve().parent / "pair_fluency_labels.tsv"
-MEASURES = ("increase", "continuation_increase", "total_increase")
+MEASURES = ["increase", "continuation_increase", "total_increase"]
 
 
 def bench_pairs_module():
@@ -68,6 +68,28 @@ def labelled_pairs(labels) -> list[dict]:
         + "".join(f"; {kind} {label} {n}" for (kind, label), n in sorted(gone.items()))
     )
     return found
+
+
+def mlm_measures(pairs: list[dict], folder: str) -> None:
+    """Pseudo-log-likelihood (Salazar et al., 2020) of each response alone under a masked LM: each
+    word masked in turn, its log-probability summed. A masked LM reads both sides of an edit, so a
+    garbled edit also lowers the words around it. Adds the total and per-word PLL lost."""
+    from negatives.manipulation import Manipulator
+    from negatives.manipulation_data import Item, ManipulationSettings
+    from negatives.mlm import MaskedLM
+
+    manipulator = Manipulator(MaskedLM.load(folder, setting="--mlm", device="cpu"), ManipulationSettings(min_words=1))
+    texts = [text for p in pairs for text in (p["correct"], p["incorrect"])]
+    encoded = [manipulator.encode(Item(key=0, context=[], response=text)) for text in texts]
+    if any(isinstance(e, str) for e in encoded):
+        sys.exit("a response could not be scored by the masked LM (too long)")
+    scored = manipulator.score(encoded)
+    for k, pair in enumerate(pairs):
+        correct = [w.logp_alone for w in scored[2 * k]]
+        incorrect = [w.logp_alone for w in scored[2 * k + 1]]
+        pair["pll_total_increase"] = sum(correct) - sum(incorrect)
+        pair["pll_mean_increase"] = sum(correct) / len(correct) - sum(incorrect) / len(incorrect)
+    MEASURES.extend(["pll_total_increase", "pll_mean_increase"])
 
 
 def catch_table(pairs: list[dict], default_bar: float) -> None:
@@ -131,6 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lm", required=True, help="the reference causal LM (a folder or a Hugging Face id)")
     parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--mlm", default=None, help="also a masked LM's pseudo-log-likelihood (a folder)")
     parser.add_argument("--systems", type=Path, default=None, help="folder of causal LMs to score the pairs")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
@@ -149,6 +172,8 @@ def main() -> None:
             continuation_increase=fluency.continuation_increase,
             total_increase=fluency.total_increase,
         )
+    if args.mlm:
+        mlm_measures(pairs, args.mlm)
     catch_table(pairs, MAX_LOSS_INCREASE)
     if args.systems:
         correctness(pairs, args.systems, MAX_LOSS_INCREASE)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from core.hub import model_resolve
 from core.model_loading import dtype_kwargs, resolve_device, resolve_dtype
+from pairs.text import common_ends
 
 # nats per token the edited response may lose against the original: a one-word substitution in a
 # sentence of ten tokens costs a few nats on that word, well under one per token on average; a
@@ -96,13 +97,7 @@ def pair_fluency(
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
 
-    shortest = min(len(correct_ids), len(incorrect_ids))
-    prefix = 0
-    while prefix < shortest and correct_ids[prefix] == incorrect_ids[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < shortest - prefix and correct_ids[-1 - suffix] == incorrect_ids[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(correct_ids, incorrect_ids)
     # losses[i] is the loss of ids[i + 1]: the shared continuation is the last `suffix` losses
     continuation = (
         mean(incorrect_losses[len(incorrect_losses) - suffix :]) - mean(correct_losses[len(correct_losses) - suffix :])

@@ -8,6 +8,7 @@ spans of the original string and splice replacements into it, so either spelling
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
@@ -53,16 +54,23 @@ def splice(text: str, start: int, end: int, replacement: str) -> tuple[str, tupl
     return text[:start] + replacement + text[end:], (start, start + len(replacement))
 
 
+def common_ends(a: Sequence, b: Sequence) -> tuple[int, int]:
+    """The lengths of the longest common prefix and of the longest common suffix that does not
+    overlap it (characters of two strings, ids of two token lists)."""
+    limit = min(len(a), len(b))
+    prefix = 0
+    while prefix < limit and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
 def edit_spans(correct: str, incorrect: str) -> tuple[tuple[int, int], tuple[int, int]]:
     """The smallest whole-word spans outside which the two texts are the same: what a reviewer's
     edit or a hand-made pair changed, for highlighting."""
-    limit = min(len(correct), len(incorrect))
-    prefix = 0
-    while prefix < limit and correct[prefix] == incorrect[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and correct[-1 - suffix] == incorrect[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(correct, incorrect)
     # widen to word boundaries: "cat" -> "car" highlights the word, not the last letter
     while prefix > 0 and correct[prefix - 1].isalnum():
         prefix -= 1
