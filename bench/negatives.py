@@ -61,7 +61,16 @@ def without_negative(items: list, results: list) -> dict[str, int]:
     from core.text import text_hash
 
     # negatives.models.NO_NEGATIVE_REASONS, in its order (the models need Django's settings)
-    reasons = ("no_word_selected", "punctuation_only", "unchanged", "ground_truth", "context", "too_short", "too_long")
+    reasons = (
+        "no_word_selected",
+        "punctuation_only",
+        "several_pieces_only",
+        "unchanged",
+        "ground_truth",
+        "context",
+        "too_short",
+        "too_long",
+    )
     counts = dict.fromkeys(reasons, 0)
     for item, result in zip(items, results, strict=True):
         if result.outcome != "generated":
@@ -138,7 +147,8 @@ def main() -> None:
     parser.add_argument("--train-limit", type=int, default=None, help="--prepare-mlm: first N (context, turn) only")
     parser.add_argument("--max-length", type=int, default=128, help="--prepare-mlm: tokens per training sequence")
     parser.add_argument("--questions", type=int, default=None, help="first N test questions (default: all)")
-    parser.add_argument("--throughput-questions", type=int, default=200)
+    parser.add_argument("--throughput-questions", type=int, default=200, help="0: no throughput measure")
+    parser.add_argument("--examples", type=int, default=8, help="negatives to print")
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--device", default=None)
     args = parser.parse_args()
@@ -165,8 +175,11 @@ def main() -> None:
     items = questions(args.questions)
 
     # 1. Selection statistics: one pass at t = 0.5 scores every word; every threshold selects from those scores.
-    # the paper's setting: punctuation is a word like any other (ManipulationSettings.punctuation)
-    settings = ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens, punctuation=True)
+    # as the paper: punctuation is a word like any other (ManipulationSettings.punctuation), and a
+    # word of several WordPiece tokens is replaced too
+    settings = ManipulationSettings(
+        threshold=0.5, batch_tokens=args.batch_tokens, punctuation=True, single_piece_words=False
+    )
     started = time.perf_counter()
     results = []
     for start in range(0, len(items), 64):
@@ -213,32 +226,40 @@ def main() -> None:
 
     # 2. Throughput: batched, and one masked variant per forward pass.
     sample = items[: args.throughput_questions]
-    rates = {}
-    for label, batch_tokens, per_call in (
-        ("batched (64 responses per call, 8,192 padded tokens per pass)", args.batch_tokens, 64),
-        ("one masked variant per forward pass", 1, 1),
-    ):
-        manipulator = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=batch_tokens, punctuation=True))
-        manipulator.manipulate(sample[:4])  # warm-up
-        started = time.perf_counter()
-        for start in range(0, len(sample), per_call):
-            manipulator.manipulate(sample[start : start + per_call])
-        rates[label] = len(sample) / (time.perf_counter() - started)
-    print(f"\n| manipulation of {len(sample)} ground truths | ground truths/s |")
-    print("| --- | ---: |")
-    for label, rate in rates.items():
-        print(f"| {label} | {rate:.1f} |")
-    batched, single = rates.values()
-    print(f"speed-up of batching: {batched / single:.1f}x")
+    if sample:
+        rates = {}
+        for label, batch_tokens, per_call in (
+            ("batched (64 responses per call, 8,192 padded tokens per pass)", args.batch_tokens, 64),
+            ("one masked variant per forward pass", 1, 1),
+        ):
+            manipulator = Manipulator(
+                mlm, ManipulationSettings(threshold=0.5, batch_tokens=batch_tokens, punctuation=True)
+            )
+            manipulator.manipulate(sample[:4])  # warm-up
+            started = time.perf_counter()
+            for start in range(0, len(sample), per_call):
+                manipulator.manipulate(sample[start : start + per_call])
+            rates[label] = len(sample) / (time.perf_counter() - started)
+        print(f"\n| manipulation of {len(sample)} ground truths | ground truths/s |")
+        print("| --- | ---: |")
+        for label, rate in rates.items():
+            print(f"| {label} | {rate:.1f} |")
+        batched, single = rates.values()
+        print(f"speed-up of batching: {batched / single:.1f}x")
 
-    # 3. Examples.
-    print("\nExamples (t = 0.5):")
+    # 3. Examples, with generate_negatives' defaults (only words with a letter or digit replaced).
+    print(f"\nExamples (t = 0.5, the job's defaults; first {args.examples}):")
+    job = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens))
     shown = 0
-    for item, result in zip(items, results, strict=True):
-        if result.negatives and shown < 8:
-            shown += 1
-            print(f"  context: ... {item.context[-1]}\n  truth:    {item.response}")
-            print(f"  negative: {result.negatives[0].text}\n")
+    for start in range(0, len(items), 64):
+        if shown >= args.examples:
+            break
+        chunk = items[start : start + 64]
+        for item, result in zip(chunk, job.manipulate(chunk), strict=True):
+            if result.negatives and shown < args.examples:
+                shown += 1
+                print(f"  context: ... {item.context[-1]}\n  truth:    {item.response}")
+                print(f"  negative: {result.negatives[0].text}\n")
 
 
 if __name__ == "__main__":

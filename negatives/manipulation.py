@@ -80,12 +80,19 @@ class Manipulator:
         for (i, enc), word_scores in zip(encoded, scores, strict=True):
             threshold = self.settings.threshold
             above = [w for w in word_scores if (w.score >= threshold if self.settings.paper else w.score > threshold)]
-            selected = [w.index for w in above if self.settings.punctuation or _has_alnum(w.text)]
+            words_above = [w for w in above if self.settings.punctuation or _has_alnum(w.text)]
+            selected = [
+                w.index
+                for w in words_above
+                if self.settings.paper or not self.settings.single_piece_words or len(enc.words[w.index].pieces) == 1
+            ]
             selected = self._capped(selected, word_scores)
             if selected:
                 outcome = "generated"
-            else:  # none above the threshold, or only punctuation (replaced only with --punctuation)
-                outcome = "punctuation_only" if above else "no_word_selected"
+            elif not above:
+                outcome = "no_word_selected"
+            else:  # only punctuation (replaced only with --punctuation), or only words of several pieces
+                outcome = "several_pieces_only" if words_above else "punctuation_only"
             results[i] = Manipulation(
                 outcome=outcome,
                 words=word_scores,

@@ -19,6 +19,10 @@ class ManipulationSettings:
     punctuation: bool = False
     # Park et al.'s own setting (negatives.paper_setting): one segment, the previous turn, per token, >=
     paper: bool = False
+    # True: a word of several WordPiece tokens is never replaced: its pieces are chosen one by one,
+    # and together they make no word ("debit" -> "car" + "##ist"). The paper's setting scores pieces
+    # on their own and is unaffected.
+    single_piece_words: bool = True
     top_k: int = 10  # where samples after the first one are drawn from
     seed: int = 0
     batch_tokens: int = 8192  # padded tokens per forward pass
@@ -35,6 +39,7 @@ class ManipulationSettings:
             # only when on by default: a setup from before the option (punctuation replaced) has none
             **({} if self.punctuation else {"punctuation": False}),
             **({"paper": True} if self.paper else {}),  # a setup from before the option has none
+            **({"single_piece_words": True} if self.single_piece_words else {}),  # likewise
         }
 
 
@@ -72,7 +77,7 @@ class Negative:
 
 @dataclass
 class Manipulation:
-    outcome: str  # "generated", "no_word_selected", "punctuation_only", "too_short", "too_long"
+    outcome: str  # "generated", "no_word_selected", "punctuation_only", "several_pieces_only", "too_short", ...
     words: list[WordScore] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     negatives: list[Negative] = field(default_factory=list)

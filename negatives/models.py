@@ -10,6 +10,8 @@ class GenerationOutcome(models.TextChoices):
     NO_WORD_SELECTED = "no_word_selected", "no word scored above the threshold"
     # every word above the threshold was punctuation, which is replaced only with --punctuation
     PUNCTUATION_ONLY = "punctuation_only", "only punctuation scored above the threshold"
+    # every word above the threshold had several WordPiece tokens (ManipulationSettings.single_piece_words)
+    SEVERAL_PIECES_ONLY = "several_pieces_only", "only words of several WordPiece tokens scored above the threshold"
     TOO_SHORT = "too_short", "too few words"
     TOO_LONG = "too_long", "longer than the model's input"
     FAILED = "failed", "failed"
@@ -30,6 +32,7 @@ DROP_REASONS = {
 NO_NEGATIVE_REASONS = {
     "no_word_selected": "no word scored above the threshold",
     "punctuation_only": "only punctuation scored above the threshold",
+    "several_pieces_only": "only words of several WordPiece tokens scored above the threshold",
     "unchanged": "every replacement was the original word again",
     "ground_truth": "its negatives were the ground truth again",
     "context": "its negatives were a context turn",

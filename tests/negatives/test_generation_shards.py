@@ -21,8 +21,8 @@ from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 pytestmark = pytest.mark.slow
 
 # The tiny model's best word scores lie between about 0 and 7: both outcomes (a negative, no word
-# selected) occur.
-THRESHOLD = 3.0
+# selected) occur, and words of one WordPiece token are among those selected.
+THRESHOLD = 2.0
 
 
 def two_datasets(folder: Path, n: int) -> None:

@@ -24,7 +24,9 @@ def results(dialogue_mlm_dir):
     items = [Item(key=n, context=d[:3], response=d[3]) for n, d in enumerate(dialogues[:QUESTIONS])]
     # every word replaced: the tiny model's scores carry little of the context, so a threshold
     # would select next to nothing (bench/negatives.py measures selection with a real model)
-    return items, Manipulator(mlm, ManipulationSettings(threshold=-1e9, per_question=2)).manipulate(items)
+    return items, Manipulator(
+        mlm, ManipulationSettings(threshold=-1e9, per_question=2, single_piece_words=False)
+    ).manipulate(items)
 
 
 def test_every_ground_truth_of_three_words_or_more_is_scored_word_by_word(results):

@@ -48,6 +48,7 @@ def manipulation(*texts: str, outcome: str = "generated") -> Manipulation:
 SECOND = {
     "no_word_selected": lambda: manipulation(outcome="no_word_selected"),
     "punctuation_only": lambda: manipulation(outcome="punctuation_only"),
+    "several_pieces_only": lambda: manipulation(outcome="several_pieces_only"),
     "unchanged": lambda: manipulation(),  # a word selected, but no negative made
     "ground_truth": lambda: manipulation("the train leaves at nine."),
     "context": lambda: manipulation("Hello there."),
@@ -91,6 +92,34 @@ def test_a_response_whose_only_words_above_the_threshold_are_punctuation_is_punc
     assert report["without_negative"]["punctuation_only"] == report["punctuation_only"] == 1
     assert report["no_word_selected"] == 0
     assert not Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).exists()
+
+
+def _only_words_of_several_pieces_score(self, encoded):
+    return [
+        [WordScore(w.index, w.text, 5.0 if len(w.pieces) > 1 else -5.0, 0.0, 0.0) for w in enc.words] for enc in encoded
+    ]
+
+
+def test_a_response_whose_only_words_above_the_threshold_have_several_pieces_gets_none(tiny_mlm_dir, monkeypatch):
+    # given scores where only a word the tokenizer splits clears the threshold ("debit" -> "de"
+    # "##bit" would come back as "car" "##ist")
+    monkeypatch.setattr(Manipulator, "score", _only_words_of_several_pieces_score)
+    dataset = DatasetFactory(name="pieces")
+    QuestionFactory(dataset=dataset, ground_truth="The quixotically zygomorphic bus leaves at ten .")
+    report = negatives_generate(dataset_name="pieces", mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings())
+    # then no word is replaced, and the reason says why
+    assert report["without_negative"]["several_pieces_only"] == report["several_pieces_only"] == 1
+    assert report["no_word_selected"] == report["punctuation_only"] == 0
+    assert not Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).exists()
+
+
+def test_without_single_piece_words_a_word_of_several_pieces_is_replaced(tiny_mlm_dir, monkeypatch):
+    monkeypatch.setattr(Manipulator, "score", _only_words_of_several_pieces_score)
+    dataset = DatasetFactory(name="pieces")
+    QuestionFactory(dataset=dataset, ground_truth="The quixotically zygomorphic bus leaves at ten .")
+    settings = ManipulationSettings(single_piece_words=False)
+    report = negatives_generate(dataset_name="pieces", mlm_path=str(tiny_mlm_dir), settings=settings)
+    assert report["generated"] == 1 and report["without_negative"]["several_pieces_only"] == 0
 
 
 def test_with_punctuation_on_the_same_response_gets_a_negative(tiny_mlm_dir, monkeypatch):
