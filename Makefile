@@ -44,13 +44,14 @@ lint: install
 
 # The SQLite pass leaves out the `workers` tests (Celery worker processes sharing or taking over jobs:
 # make run's workers use PostgreSQL); the PostgreSQL pass leaves out the `heavy` ones (models, real
-# data, the embedded servers: the engine does not change their outcome).
+# data, the embedded servers: the engine does not change their outcome) and every test that cannot
+# reach the database (WELLCHOSEN_TEST_DATABASE_ONLY, tests/conftest.py).
 test-sqlite: install
 	@echo "== test suite on SQLite =="
 	env -u DATABASE_URL $(PYTEST) -m "not workers"
 
 test-postgres: install
-	$(PY) -m config.stack with-postgres '$(TEST_POSTGRES_URL)' -- $(PYTEST) -m "not heavy"
+	WELLCHOSEN_TEST_DATABASE_ONLY=1 $(PY) -m config.stack with-postgres '$(TEST_POSTGRES_URL)' -- $(PYTEST) -m "not heavy"
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache

@@ -207,3 +207,31 @@ def sato_dataset(db, shared_data, tmp_path):
     )
     testset_import(tsv_path=tsv, scores_path=scores_path, dataset_name="sato")
     return Dataset.objects.get(name="sato"), scores_path
+
+
+# What a test needs to reach the database (pytest-django): any of these in its fixture closure, or
+# the django_db mark.
+DATABASE_FIXTURES = frozenset(
+    {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+)
+
+
+def uses_database(item: pytest.Item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(
+        DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """WELLCHOSEN_TEST_DATABASE_ONLY=1 (make test-postgres) keeps the tests that use the database, the
+    worker tests and those marked ``engine``: the others cannot reach it (pytest-django refuses
+    them), so their outcome is the SQLite pass's and a second run on PostgreSQL would repeat it."""
+    if os.environ.get("WELLCHOSEN_TEST_DATABASE_ONLY") != "1":
+        return
+    keep, repeated = [], []
+    for item in items:
+        reaches = uses_database(item) or item.get_closest_marker("workers") or item.get_closest_marker("engine")
+        (keep if reaches else repeated).append(item)
+    if repeated:
+        config.hook.pytest_deselected(items=repeated)
+        items[:] = keep

@@ -205,6 +205,7 @@ def table_digests(
 
 
 @pytest.mark.slow
+@pytest.mark.engine  # a database of its own, migrated by the old and the new code's processes
 def test_a_database_made_by_the_previous_code_migrates_forward_with_every_row_intact(old_code, database_url, tmp_path):
     # given a database made and filled by the previous code
     data = tmp_path / "data"
