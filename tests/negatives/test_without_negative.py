@@ -76,37 +76,42 @@ def test_each_reason_counts_the_questions_left_without_a_negative(questions, rea
     assert summary.startswith("Negatives for 1 of 2 questions")
 
 
-def test_a_response_whose_only_words_above_the_threshold_are_punctuation_is_punctuation_only(tiny_mlm_dir, monkeypatch):
-    # given scores where only the punctuation mark clears the threshold
+PUNCTUATED = "Yes , you did ."
+SPLIT = "The quixotically zygomorphic bus leaves at ten ."  # words the tiny tokenizer splits
+
+
+def generate_where(monkeypatch, mlm_dir, *, above, ground_truth, settings=ManipulationSettings()) -> dict:
+    """negatives_generate on one question whose words score above the threshold where ``above(word)``."""
+
     def score(self, encoded):
-        return [
-            [WordScore(w.index, w.text, 5.0 if not w.text.isalnum() else -5.0, 0.0, 0.0) for w in enc.words]
-            for enc in encoded
-        ]
+        return [[WordScore(w.index, w.text, 5.0 if above(w) else -5.0, 0.0, 0.0) for w in enc.words] for enc in encoded]
 
     monkeypatch.setattr(Manipulator, "score", score)
-    dataset = DatasetFactory(name="punct")
-    QuestionFactory(dataset=dataset, ground_truth="Yes , you did .")
-    report = negatives_generate(dataset_name="punct", mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings())
+    QuestionFactory(dataset=DatasetFactory(name="one"), ground_truth=ground_truth)
+    return negatives_generate(dataset_name="one", mlm_path=str(mlm_dir), settings=settings)
+
+
+def punctuation(word) -> bool:
+    return not word.text.isalnum()
+
+
+def several_pieces(word) -> bool:
+    return len(word.pieces) > 1
+
+
+def test_a_response_whose_only_words_above_the_threshold_are_punctuation_is_punctuation_only(tiny_mlm_dir, monkeypatch):
+    # given scores where only the punctuation mark clears the threshold
+    report = generate_where(monkeypatch, tiny_mlm_dir, above=punctuation, ground_truth=PUNCTUATED)
     # then no word is replaced, and the reason is punctuation, not the threshold
     assert report["without_negative"]["punctuation_only"] == report["punctuation_only"] == 1
     assert report["no_word_selected"] == 0
     assert not Candidate.objects.filter(source=CandidateSource.MLM_NEGATIVE).exists()
 
 
-def _only_words_of_several_pieces_score(self, encoded):
-    return [
-        [WordScore(w.index, w.text, 5.0 if len(w.pieces) > 1 else -5.0, 0.0, 0.0) for w in enc.words] for enc in encoded
-    ]
-
-
 def test_a_response_whose_only_words_above_the_threshold_have_several_pieces_gets_none(tiny_mlm_dir, monkeypatch):
-    # given scores where only a word the tokenizer splits clears the threshold ("debit" -> "de"
+    # given scores where only words the tokenizer splits clear the threshold ("debit" -> "de"
     # "##bit" would come back as "car" "##ist")
-    monkeypatch.setattr(Manipulator, "score", _only_words_of_several_pieces_score)
-    dataset = DatasetFactory(name="pieces")
-    QuestionFactory(dataset=dataset, ground_truth="The quixotically zygomorphic bus leaves at ten .")
-    report = negatives_generate(dataset_name="pieces", mlm_path=str(tiny_mlm_dir), settings=ManipulationSettings())
+    report = generate_where(monkeypatch, tiny_mlm_dir, above=several_pieces, ground_truth=SPLIT)
     # then no word is replaced, and the reason says why
     assert report["without_negative"]["several_pieces_only"] == report["several_pieces_only"] == 1
     assert report["no_word_selected"] == report["punctuation_only"] == 0
@@ -114,26 +119,14 @@ def test_a_response_whose_only_words_above_the_threshold_have_several_pieces_get
 
 
 def test_without_single_piece_words_a_word_of_several_pieces_is_replaced(tiny_mlm_dir, monkeypatch):
-    monkeypatch.setattr(Manipulator, "score", _only_words_of_several_pieces_score)
-    dataset = DatasetFactory(name="pieces")
-    QuestionFactory(dataset=dataset, ground_truth="The quixotically zygomorphic bus leaves at ten .")
     settings = ManipulationSettings(single_piece_words=False)
-    report = negatives_generate(dataset_name="pieces", mlm_path=str(tiny_mlm_dir), settings=settings)
+    report = generate_where(monkeypatch, tiny_mlm_dir, above=several_pieces, ground_truth=SPLIT, settings=settings)
     assert report["generated"] == 1 and report["without_negative"]["several_pieces_only"] == 0
 
 
 def test_with_punctuation_on_the_same_response_gets_a_negative(tiny_mlm_dir, monkeypatch):
-    def score(self, encoded):
-        return [
-            [WordScore(w.index, w.text, 5.0 if not w.text.isalnum() else -5.0, 0.0, 0.0) for w in enc.words]
-            for enc in encoded
-        ]
-
-    monkeypatch.setattr(Manipulator, "score", score)
-    dataset = DatasetFactory(name="punct")
-    QuestionFactory(dataset=dataset, ground_truth="Yes , you did .")
     settings = ManipulationSettings(punctuation=True)
-    report = negatives_generate(dataset_name="punct", mlm_path=str(tiny_mlm_dir), settings=settings)
+    report = generate_where(monkeypatch, tiny_mlm_dir, above=punctuation, ground_truth=PUNCTUATED, settings=settings)
     assert report["generated"] == 1 and report["without_negative"]["punctuation_only"] == 0
 
 
