@@ -11,7 +11,9 @@ fourth as ground truth (as Sato et al. build theirs). Measured:
   reasons, without_negative);
 - throughput (ground truths per second) of the batched manipulation, beside the same code with
   one masked variant per forward pass (what a per-word loop such as the paper's script does);
-- a few examples.
+- ``--single-piece-cost``: with the job's defaults, the questions that receive a negative and the
+  words replaced with and without ManipulationSettings.single_piece_words;
+- a few examples (``--examples N``), with the job's defaults.
 
 Prepare the model once (a BERT-shaped encoder with an MLM head, fine-tuned on DailyDialog train):
 
@@ -149,6 +151,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=None, help="first N test questions (default: all)")
     parser.add_argument("--throughput-questions", type=int, default=200, help="0: no throughput measure")
     parser.add_argument("--examples", type=int, default=8, help="negatives to print")
+    parser.add_argument(
+        "--single-piece-cost", action="store_true", help="the job's yield with and without single_piece_words"
+    )
     parser.add_argument("--batch-tokens", type=int, default=8192)
     parser.add_argument("--device", default=None)
     args = parser.parse_args()
@@ -247,7 +252,24 @@ def main() -> None:
         batched, single = rates.values()
         print(f"speed-up of batching: {batched / single:.1f}x")
 
-    # 3. Examples, with generate_negatives' defaults (only words with a letter or digit replaced).
+    # 3. What leaving words of several WordPiece tokens alone costs (ManipulationSettings.single_piece_words).
+    if args.single_piece_cost:
+        print("\n| the job's defaults, t = 0.5 | questions with a negative | words replaced | several_pieces_only |")
+        print("| --- | ---: | ---: | ---: |")
+        for single in (False, True):
+            manipulator = Manipulator(
+                mlm, ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens, single_piece_words=single)
+            )
+            done = [r for start in range(0, len(items), 64) for r in manipulator.manipulate(items[start : start + 64])]
+            generated = [r for r in done if r.outcome == "generated"]
+            words = sum(len(r.words) for r in generated)
+            replaced = sum(len(r.selected) for r in generated)
+            print(
+                f"| single_piece_words={single} | {sum(bool(r.negatives) for r in done)} of {len(done)} | "
+                f"{replaced / words if words else 0:.2%} | {sum(r.outcome == 'several_pieces_only' for r in done)} |"
+            )
+
+    # 4. Examples, with generate_negatives' defaults (only words with a letter or digit replaced).
     print(f"\nExamples (t = 0.5, the job's defaults; first {args.examples}):")
     job = Manipulator(mlm, ManipulationSettings(threshold=0.5, batch_tokens=args.batch_tokens))
     shown = 0
