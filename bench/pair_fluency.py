@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 LABELS = Path(__file__).resolve().parent / "pair_fluency_labels.tsv"
-MEASURES = ["increase", "continuation_increase", "total_increase"]
+MEASURES = ("increase", "continuation_increase", "total_increase")  # the causal reference's
 
 
 def bench_pairs_module():
@@ -70,10 +70,11 @@ def labelled_pairs(labels) -> list[dict]:
     return found
 
 
-def mlm_measures(pairs: list[dict], folder: str) -> None:
+def mlm_measures(pairs: list[dict], folder: str) -> tuple[str, ...]:
     """Pseudo-log-likelihood (Salazar et al., 2020) of each response alone under a masked LM: each
     word masked in turn, its log-probability summed. A masked LM reads both sides of an edit, so a
-    garbled edit also lowers the words around it. Adds the total and per-word PLL lost."""
+    garbled edit also lowers the words around it. Adds the total and per-word PLL lost; returns
+    their names."""
     from negatives.manipulation import Manipulator
     from negatives.manipulation_data import Item, ManipulationSettings
     from negatives.mlm import MaskedLM
@@ -89,10 +90,10 @@ def mlm_measures(pairs: list[dict], folder: str) -> None:
         incorrect = [w.logp_alone for w in scored[2 * k + 1]]
         pair["pll_total_increase"] = sum(correct) - sum(incorrect)
         pair["pll_mean_increase"] = sum(correct) / len(correct) - sum(incorrect) / len(incorrect)
-    MEASURES.extend(["pll_total_increase", "pll_mean_increase"])
+    return ("pll_total_increase", "pll_mean_increase")
 
 
-def catch_table(pairs: list[dict], default_bar: float) -> None:
+def catch_table(pairs: list[dict], measures: tuple[str, ...], default_bar: float) -> None:
     garbled = [p for p in pairs if p["label"] == "garbled"]
     fluent = [p for p in pairs if p["label"] == "fluent"]
     print(f"\n{len(pairs)} labelled pairs: {len(garbled)} garbled, {len(fluent)} fluent")
@@ -101,7 +102,7 @@ def catch_table(pairs: list[dict], default_bar: float) -> None:
         g = sum(p["type"] == kind and p["label"] == "garbled" for p in pairs)
         print(f"  {kind:9} {n} pairs, {g} garbled")
     print(f"\n{'measure':24} {'garbled: min / median':>22} {'fluent: median / max':>22}  at bar {default_bar}")
-    for measure in MEASURES:
+    for measure in measures:
         g = sorted(p[measure] for p in garbled)
         f = sorted(p[measure] for p in fluent)
         held_g = sum(v > default_bar for v in g)
@@ -117,7 +118,7 @@ def catch_table(pairs: list[dict], default_bar: float) -> None:
         )
     print("\nper pair, garbled (measure values):")
     for p in garbled:
-        values = "  ".join(f"{p[m]:+.2f}" for m in MEASURES)
+        values = "  ".join(f"{p[m]:+.2f}" for m in measures)
         print(f"  {p['type']:9} {values}   {p['incorrect'][:90]}")
 
 
@@ -172,9 +173,8 @@ def main() -> None:
             continuation_increase=fluency.continuation_increase,
             total_increase=fluency.total_increase,
         )
-    if args.mlm:
-        mlm_measures(pairs, args.mlm)
-    catch_table(pairs, MAX_LOSS_INCREASE)
+    measures = MEASURES + (mlm_measures(pairs, args.mlm) if args.mlm else ())
+    catch_table(pairs, measures, MAX_LOSS_INCREASE)
     if args.systems:
         correctness(pairs, args.systems, MAX_LOSS_INCREASE)
 

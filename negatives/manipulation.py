@@ -81,10 +81,11 @@ class Manipulator:
             threshold = self.settings.threshold
             above = [w for w in word_scores if (w.score >= threshold if self.settings.paper else w.score > threshold)]
             words_above = [w for w in above if self.settings.punctuation or _has_alnum(w.text)]
+            # the paper's units are single pieces (negatives.paper_setting): its setting is unaffected
             selected = [
                 w.index
                 for w in words_above
-                if self.settings.paper or not self.settings.single_piece_words or len(enc.words[w.index].pieces) == 1
+                if not self.settings.single_piece_words or len(enc.words[w.index].pieces) == 1
             ]
             selected = self._capped(selected, word_scores)
             if selected:

@@ -78,10 +78,6 @@ class ReferenceLM:
                 results.append((ids, losses.tolist()))
         return results
 
-    def losses(self, texts: list[str]) -> list[float]:
-        """Each text's mean negative log-probability per token."""
-        return [sum(losses) / len(losses) if losses else 0.0 for _, losses in self.token_losses(texts)]
-
     def fluency(self, pairs: list[tuple[str, str]]) -> list[Fluency]:
         """(correct, incorrect) -> their losses."""
         measured = self.token_losses([text for pair in pairs for text in pair])

@@ -287,12 +287,11 @@ def _coordinated(w: list[str], start: int, end: int) -> bool:
         if w[k + 1] in clauses.SUBJECT_PRONOUNS - {"it", "that", "this"}:
             return True
         # a determiner's noun phrase of up to three words, then a finite auxiliary: its own subject
-        if w[k + 1] in _SUBJECT_DETERMINERS and any(w[j] in clauses.AUXILIARIES for j in range(k + 2, min(k + 5, end))):
+        if w[k + 1] in clauses.DETERMINERS - {"a", "an"} and any(
+            w[j] in clauses.AUXILIARIES for j in range(k + 2, min(k + 5, end))
+        ):
             return True
     return False
-
-
-_SUBJECT_DETERMINERS = frozenset("the my your his her its our their this that these those".split())
 
 
 def _raise(reason: str):
