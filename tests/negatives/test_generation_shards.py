@@ -15,14 +15,23 @@ from negatives.manipulation import ManipulationSettings
 from negatives.models import QuestionGeneration
 from negatives.services.generation import negatives_generate
 from negatives.services.generation_shards import negatives_shard_size, negatives_shards_plan
-from tests.security.workerkill.corpus import sentences
+from tests.security.workerkill.corpus import WORDS, sentences
+from tests.tiny_models import TEXTS, build_tiny_mlm
 from tests.worker_helpers import assert_shards_once_on_every_worker, two_workers
 
 pytestmark = pytest.mark.slow
 
-# The tiny model's best word scores lie between about 0 and 7: both outcomes (a negative, no word
-# selected) occur, and words of one WordPiece token are among those selected.
+# The corpus model's best word scores lie between about 0 and 7: both outcomes (a negative, no word
+# selected) occur.
 THRESHOLD = 2.0
+
+
+@pytest.fixture(scope="module")
+def corpus_mlm_dir(tmp_path_factory) -> Path:
+    """A tiny masked LM whose WordPiece vocabulary holds every word of the corpus as one piece: with the
+    conftest's model most corpus words are several pieces, which the job does not replace, and whether
+    any question got a negative then turned on the last digits of one CPU's arithmetic."""
+    return build_tiny_mlm(tmp_path_factory.mktemp("corpus-mlm"), texts=TEXTS * 3 + [" ".join(WORDS)] * 3)
 
 
 def two_datasets(folder: Path, n: int) -> None:
@@ -80,19 +89,21 @@ def test_the_plan_cuts_the_questions_into_blocks_of_consecutive_ids(tmp_path):
 
 
 @pytest.mark.django_db
-def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_piece(tmp_path, tiny_mlm_dir, settings):
+def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_piece(
+    tmp_path, corpus_mlm_dir, settings
+):
     # given the same 30 questions twice, and negatives generated for the first in one piece, 4 per batch
     two_datasets(tmp_path, 30)
     reference = negatives_generate(
         dataset_name="reference",
-        mlm_path=str(tiny_mlm_dir),
+        mlm_path=str(corpus_mlm_dir),
         settings=ManipulationSettings(threshold=THRESHOLD, per_question=2),
         batch_size=4,
     )
     # when the second's job runs in shards of 7 (rounded to 8) questions, eagerly here
     settings.WELLCHOSEN_JOB_SHARD_SIZE = 7
     params = GenerateNegativesParams(
-        dataset="sharded", mlm=str(tiny_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=4, skip_guard=True
+        dataset="sharded", mlm=str(corpus_mlm_dir), threshold=THRESHOLD, per_question=2, batch_size=4, skip_guard=True
     )
     job = job_create(params=params, enqueue=False)
     job_execute(job_id=job.pk)
@@ -103,6 +114,7 @@ def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_
     assert list(shards.order_by("number").values_list("total_count", flat=True)) == [8, 8, 8, 6]
     assert negatives("sharded") == negatives("reference")
     assert reference["generated"] and reference["no_word_selected"]
+    assert reference["several_pieces_only"] == 0
     assert without_dataset(job.result) == without_dataset(reference)
     assert job.phases[-1]["name"] == "scoring and replacing words" and job.phases[-1]["done"] == 30
 
@@ -110,14 +122,14 @@ def test_a_negatives_job_run_in_shards_here_gives_the_negatives_of_a_run_in_one_
 @pytest.mark.workers
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_a_negatives_job_and_give_the_negatives_of_one_worker(
-    tmp_path, tiny_mlm_dir, data_dir, monkeypatch
+    tmp_path, corpus_mlm_dir, data_dir, monkeypatch
 ):
     # given the same 400 questions twice, and negatives generated for the first in one piece, here
     n = 400
     two_datasets(tmp_path, n)
     reference = negatives_generate(
         dataset_name="reference",
-        mlm_path=str(tiny_mlm_dir),
+        mlm_path=str(corpus_mlm_dir),
         settings=ManipulationSettings(threshold=THRESHOLD, per_question=2),
         batch_size=10,
     )
@@ -128,7 +140,7 @@ def test_two_workers_share_a_negatives_job_and_give_the_negatives_of_one_worker(
         # when the second dataset's job is sent to them
         params = GenerateNegativesParams(
             dataset="sharded",
-            mlm=str(tiny_mlm_dir),
+            mlm=str(corpus_mlm_dir),
             threshold=THRESHOLD,
             per_question=2,
             batch_size=10,
