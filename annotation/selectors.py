@@ -31,8 +31,10 @@ from annotation.rules import (
     plan_questions,
 )
 from annotation.selectors_agreement import dataset_agreement, score_category_table  # noqa: F401 (tests read them here)
+from annotation.selectors_response_counts import response_counts_table
 from annotation.selectors_stopping import DeterministicDecider, decider_get, is_rejected, stopping_summary
 from core.errors import UserError
+from core.gc_pause import gc_paused
 
 
 def question_open_candidates(*, question_id: int, dataset: Dataset, rules: FilterRules) -> list[int]:
@@ -84,6 +86,12 @@ def _dataset_score_counts(*, dataset: Dataset, rules: FilterRules) -> Iterator[d
     where = (
         f"c.question_id IN (SELECT id FROM {Question._meta.db_table} WHERE dataset_id = %s AND derived_from_id IS NULL)"
     )
+    if table := response_counts_table(dataset_id=dataset.pk, rules=rules):
+        sql = (
+            f"SELECT c.id, c.question_id, c.is_ground_truth, c.source, c.n, c.acceptable, c.ungrammatical, c.low "
+            f"FROM {table} c WHERE {where} ORDER BY c.question_id, c.id"
+        )
+        return _score_count_rows(sql, [dataset.pk], server_side=True)
     return _score_counts(where=where, params=[dataset.pk], rules=rules, server_side=True)
 
 
@@ -121,8 +129,14 @@ def _score_counts(*, where: str, params: list, rules: FilterRules, server_side: 
         GROUP BY c.id, c.question_id, c.is_ground_truth, c.source
         ORDER BY c.question_id, c.id"""
     rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
+    return _score_count_rows(sql, rule_params + params, server_side=server_side)
+
+
+def _score_count_rows(sql: str, params: list, *, server_side: bool) -> Iterator[dict]:
+    """The rows of a query for (id, question, ground truth, source, n, acceptable, ungrammatical,
+    low) as the deciders read them."""
     with connection.chunked_cursor() if server_side else connection.cursor() as rows_cursor:
-        rows_cursor.execute(sql, rule_params + params)
+        rows_cursor.execute(sql, params)
         while rows := rows_cursor.fetchmany(2000):  # a whole dataset streams through
             for pk, question_id, is_ground_truth, source, n, acceptable, ungrammatical, low in rows:
                 yield {
@@ -347,6 +361,7 @@ class FilterPreview:
         return f"{head}. Of {self.questions:,} questions: {reasons}{tail}."
 
 
+@gc_paused()
 def filter_preview(
     *, dataset: Dataset, rules: FilterRules, false_per_question: int = FALSE_PER_QUESTION
 ) -> FilterPreview:

@@ -21,6 +21,7 @@ from annotation.models import (
     Score,
     counted_scores_q,
 )
+from annotation.selectors_response_counts import response_counts_table
 
 
 def dataset_progress(*, dataset: Dataset) -> dict:
@@ -145,23 +146,30 @@ def candidate_verdicts_by_source(*, dataset: Dataset, rules: FilterRules) -> lis
         Annotator._meta.db_table,
         Question._meta.db_table,
     )
-    sql = f"""
-        SELECT source, COUNT(*),
-               SUM(CASE WHEN n_ungrammatical < %s AND n_acceptable >= %s THEN 1 ELSE 0 END),
-               SUM(CASE WHEN n_ungrammatical >= %s THEN 1 ELSE 0 END),
-               SUM(CASE WHEN n_acceptable >= %s OR n_ungrammatical >= %s
-                          OR (n_acceptable + %s - n < %s AND n_ungrammatical + %s - n < %s) THEN 1 ELSE 0 END)
-        FROM (
+    originals = f"c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)"
+    if table := response_counts_table(dataset_id=dataset.pk, rules=rules):
+        per_candidate = f"""
+            SELECT c.id, c.source, c.n, c.acceptable AS n_acceptable, c.ungrammatical AS n_ungrammatical
+            FROM {table} c WHERE NOT c.is_ground_truth AND c.n > 0 AND {originals}"""
+        per_candidate_params = [dataset.pk]
+    else:
+        per_candidate = f"""
             SELECT c.id, c.source, COUNT(s.id) AS n,
                    SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END) AS n_acceptable,
                    SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS n_ungrammatical
             FROM {candidate} c
             JOIN {score} s ON s.candidate_id = c.id AND s.counted
               AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
-            WHERE NOT c.is_ground_truth
-              AND c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
-            GROUP BY c.id, c.source
-        ) per_candidate
+            WHERE NOT c.is_ground_truth AND {originals}
+            GROUP BY c.id, c.source"""
+        per_candidate_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, dataset.pk]
+    sql = f"""
+        SELECT source, COUNT(*),
+               SUM(CASE WHEN n_ungrammatical < %s AND n_acceptable >= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN n_ungrammatical >= %s THEN 1 ELSE 0 END),
+               SUM(CASE WHEN n_acceptable >= %s OR n_ungrammatical >= %s
+                          OR (n_acceptable + %s - n < %s AND n_ungrammatical + %s - n < %s) THEN 1 ELSE 0 END)
+        FROM ({per_candidate}) per_candidate
         GROUP BY source
         ORDER BY source"""
     params = [
@@ -174,9 +182,7 @@ def candidate_verdicts_by_source(*, dataset: Dataset, rules: FilterRules) -> lis
         rules.acceptable_min_count,
         dataset.annotators_per_item,
         rules.ungrammatical_min_count,
-        rules.acceptable_min_score,
-        rules.ungrammatical_max_score,
-        dataset.pk,
+        *per_candidate_params,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

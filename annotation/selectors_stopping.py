@@ -22,6 +22,7 @@ from annotation.rules import (
     decide_false_candidate,
     decide_ground_truth,
 )
+from annotation.selectors_response_counts import response_counts_table
 from annotation.stopping import FalseCandidateRole, GroundTruthRole, Outlook, fit_alpha, outlook_table
 
 # A fitted prior is reused this long (seconds) on the annotators' hot path before it is refitted.
@@ -150,6 +151,13 @@ def stopping_prior(*, dataset: Dataset, rules: FilterRules, fresh: bool = False)
             GROUP BY c.id, c.is_ground_truth
         ) per_response WHERE n >= 2 GROUP BY is_ground_truth, n, acceptable, ungrammatical, low"""
     params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score, dataset.pk]
+    if table := response_counts_table(dataset_id=dataset.pk, rules=rules):
+        sql = f"""
+            SELECT c.is_ground_truth, c.n, c.acceptable, c.ungrammatical, c.low, COUNT(*) FROM {table} c
+            WHERE c.n >= 2
+              AND c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
+            GROUP BY c.is_ground_truth, c.n, c.acceptable, c.ungrammatical, c.low"""
+        params = [dataset.pk]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -199,7 +207,9 @@ def stopping_summary(
     20,000 on SQLite; 2.8 s counted per state). ``fresh``: as for decider_get."""
     decider = decider_get(dataset=dataset, rules=rules, fresh=fresh)
     planned, decided, early, by_model, expected = dataset.annotators_per_item, 0, 0, 0, 0.0
-    for row, count in _state_groups(where=where, params=params, rules=rules, spot_rate=_spot_rate(decider)):
+    table = response_counts_table(dataset_id=dataset.pk, rules=rules)
+    groups = _state_groups(where=where, params=params, rules=rules, spot_rate=_spot_rate(decider), table=table)
+    for row, count in groups:
         state = decider.state(row)
         if state.decision == FalseDecision.UNDECIDED:
             continue
@@ -227,8 +237,11 @@ def _spot_rate(decider: DeterministicDecider) -> float:
     return getattr(decider, "spot_rate", 0.0)
 
 
-def _state_groups(*, where: str, params: list, rules: FilterRules, spot_rate: float) -> list[tuple[dict, int]]:
-    """The responses ``where`` selects counted per state: (a row as the deciders read it, how many)."""
+def _state_groups(
+    *, where: str, params: list, rules: FilterRules, spot_rate: float, table: str | None = None
+) -> list[tuple[dict, int]]:
+    """The responses ``where`` selects counted per state: (a row as the deciders read it, how many);
+    from the per-response counts of ``table`` when given (selectors_response_counts)."""
     candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
     sql = f"""
         SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM (
@@ -244,6 +257,15 @@ def _state_groups(*, where: str, params: list, rules: FilterRules, spot_rate: fl
             GROUP BY c.id, c.is_ground_truth
         ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
     rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
+    if table is not None:
+        sql = f"""
+            SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM (
+                SELECT c.is_ground_truth AS is_ground_truth, c.n AS n, c.acceptable AS acceptable,
+                       c.ungrammatical AS ungrammatical, c.low AS low,
+                       CASE WHEN (c.id * {_HASH}) %% 4294967296 < %s THEN 1 ELSE 0 END AS spot
+                FROM {table} c WHERE {where}
+            ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
+        rule_params = []
     with connection.cursor() as cursor:
         cursor.execute(sql, [*rule_params, spot_rate * 2**32, *params])
         rows = cursor.fetchall()

@@ -11,6 +11,7 @@ worker's process is daemonic, and multiprocessing refuses to start children from
 worker started with ``--concurrency`` above 1 (docker-compose.yml's).
 """
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -60,6 +61,56 @@ def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterato
             except ProcessLookupError:
                 pass
             _wait(pid)
+
+
+class ForkedCall:
+    """``compute()`` started now in a forked child, its value read by ``result()``: the parent goes
+    on with its own work (reading the database in its transaction) while the child computes from
+    its copy of the parent's memory. ``close()`` ends a child whose value is not wanted."""
+
+    def __init__(self, compute: Callable[[], object]) -> None:
+        self._receiver, sender = multiprocessing.get_context("fork").Pipe(duplex=False)
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: never returns into the parent's code
+            # No collection of the parent's garbage here: a finaliser (a database cursor's) must
+            # not run in the child.
+            gc.disable()
+            code = 0
+            try:
+                self._receiver.close()
+                _run(lambda send: send(compute()), sender)
+            except BaseException:  # noqa: BLE001 - _run reports its own errors; anything else is an exit code
+                code = 1
+            finally:
+                os._exit(code)
+        sender.close()
+        self._ended = False
+
+    def result(self) -> object:
+        """The child's value (waiting for it), or its exception raised here."""
+        try:
+            kind, value = self._receiver.recv()
+        except EOFError:
+            self._ended = True
+            code = _wait(self._pid)
+            raise RuntimeError(f"the child process ended before its work (exit code {code})") from None
+        finally:
+            if not self._ended:
+                self.close()
+        if kind == _ERROR:
+            raise value
+        return value
+
+    def close(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._receiver.close()
+        try:
+            os.kill(self._pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        _wait(self._pid)
 
 
 def _wait(pid: int) -> int:

@@ -72,7 +72,15 @@ class TestSetItem:
 
 def testset_items(testset: TestSet, *, chunk: int = CHUNK, original_text: bool = False) -> Iterator[TestSetItem]:
     """The test set's questions in order, three queries per ``chunk`` questions; with
-    ``original_text``, each text's original too (``original_texts`` puts them in its place).
+    ``original_text``, each text's original too (``original_texts`` puts them in its place)."""
+    for items in testset_item_chunks(testset, chunk=chunk, original_text=original_text):
+        yield from items
+
+
+def testset_item_chunks(
+    testset: TestSet, *, chunk: int = CHUNK, original_text: bool = False
+) -> Iterator[list[TestSetItem]]:
+    """testset_items a list of ``chunk`` questions at a time.
 
     Plain SQL and tuples: at 100,000 questions the ORM's model instances (a TestSetCandidate and a
     Candidate per row) cost several times the queries, and every export reads the whole set."""
@@ -129,14 +137,16 @@ def testset_items(testset: TestSet, *, chunk: int = CHUNK, original_text: bool =
                         ),
                     )
                 )
-            for item_id, position, question_id, derived_from_id, context_id in items:
-                yield TestSetItem(
+            yield [
+                TestSetItem(
                     position=position,
                     question_id=question_id,
                     derived_from_id=derived_from_id,
                     turns=turns.get(context_id, []),
                     candidates=candidates.get(item_id, []),
                 )
+                for item_id, position, question_id, derived_from_id, context_id in items
+            ]
 
 
 def original_texts(items: Iterable[TestSetItem]) -> Iterator[TestSetItem]:

@@ -5,9 +5,10 @@ from collections.abc import Iterator
 
 from annotation.agreement import agreement_summary
 from annotation.models import Candidate, Dataset, Score
-from annotation.selectors_agreement import score_category_table
+from annotation.selectors_agreement import response_category_table, score_category_table
+from annotation.selectors_response_counts import response_counts_table
 from testsets.items import TestSetItem, testset_items
-from testsets.models import ShortcutAudit, TestSet, TestSetCandidate
+from testsets.models import ShortcutAudit, TestSet, TestSetCandidate, TestSetQuestion
 from testsets.shortcuts.pools import Pool
 
 POOL_CHUNK = 20_000
@@ -27,6 +28,13 @@ def dataset_testsets(*, dataset: Dataset, limit: int = 5) -> tuple[int, list[dic
 
 def testset_agreement(*, testset: TestSet) -> dict:
     """Agreement on the candidates of a test set, over the scores counted now (one query)."""
+    if table := response_counts_table(dataset_id=testset.dataset_id):
+        item, candidate = TestSetQuestion._meta.db_table, TestSetCandidate._meta.db_table
+        chosen = (
+            f"c.id IN (SELECT tsc.candidate_id FROM {candidate} tsc JOIN {item} tsq ON tsq.id = tsc.item_id "
+            "WHERE tsq.testset_id = %s)"
+        )
+        return agreement_summary(response_category_table(table=table, where=chosen, params=[testset.pk]))
     chosen = TestSetCandidate.objects.filter(item__testset=testset).values("candidate_id")
     return agreement_summary(score_category_table(scores=Score.objects.counted().filter(candidate_id__in=chosen)))
 

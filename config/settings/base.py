@@ -41,6 +41,9 @@ WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS = env_int("WELLCHOSEN_BULK_LOAD_LOCK_TIMEOU
 # The shortcut audit a test set's manifest records runs on a seeded sample of this many questions
 # when the release has more (0: all of them).
 WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS = env_int("WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS", 10_000)
+# An export of a test set of at least this many questions (build_testset's files, export_testset)
+# renders its JSONL and CSV in a forked child beside the other files (testsets.formats.registry).
+WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = env_int("WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS", 2000)
 # A repository file of at least this size is read and normalised in a child process
 WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
 
@@ -155,6 +158,11 @@ TEMPLATES = [
 ]
 
 
+# PostgreSQL's memory for each sort or hash of a query (work_mem) on this application's
+# connections; 0: the server's setting.
+POSTGRES_WORK_MEM_MB = env_int("WELLCHOSEN_POSTGRES_WORK_MEM_MB", 64)
+
+
 def database_from_url(url: str) -> dict:
     config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0))
     if config["ENGINE"] == "django.db.backends.sqlite3":
@@ -166,6 +174,11 @@ def database_from_url(url: str) -> dict:
             "transaction_mode": "IMMEDIATE",
             "timeout": 30,
         }
+    elif config["ENGINE"] == "django.db.backends.postgresql" and POSTGRES_WORK_MEM_MB > 0:
+        # The server's default (4 MB) spills the curation's aggregates over every score of a
+        # dataset to disk (hash aggregates, sorts); bench/README.md measures the difference.
+        options = config.setdefault("OPTIONS", {})
+        options["options"] = f"{options.get('options', '')} -c work_mem={POSTGRES_WORK_MEM_MB}MB".strip()
     return config
 
 

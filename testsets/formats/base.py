@@ -30,6 +30,9 @@ class ExportFile:
     version: int  # the current version of its format; older ones re-create the bytes of older builds
     render: Renderer
     texts: bool = True  # whether it carries the test set's texts (an export of the originals has one too)
+    # Rendered in a forked child beside the other files of a large export (registry.render_exports):
+    # the files whose rendering costs most.
+    render_apart: bool = False
 
     def filename(self, testset: TestSet) -> str:
         return f"{testset.name}{self.suffix}"

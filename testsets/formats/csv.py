@@ -91,6 +91,7 @@ class CSVFormat(TestsetFormat):
             suffix=".csv",
             content_type="text/csv",
             version=4,
+            render_apart=True,
             render=lambda items, testset, version: render_csv(
                 items, context_turns=testset.dataset.context_turns, version=version
             ),

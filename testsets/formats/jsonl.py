@@ -61,6 +61,7 @@ JSONL_FILE = ExportFile(
     suffix=".jsonl",
     content_type="application/jsonl",
     version=4,
+    render_apart=True,
     render=lambda items, testset, version: render_jsonl(items, version=version),
 )
 

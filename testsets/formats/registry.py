@@ -4,11 +4,14 @@
 A new format is a TestsetFormat subclass in a module of its own, listed here.
 """
 
-import itertools
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+
+from django.conf import settings
 
 from core.errors import UserError
-from testsets.items import TestSetItem, original_texts, testset_items
+from core.forked import ForkedCall, fork_available
+from testsets.items import TestSetItem, original_texts, testset_item_chunks
 from testsets.models import TestSet
 
 from .base import ExportFile, TestsetFormat
@@ -21,6 +24,10 @@ from .tsv import TSVFormat
 FORMATS: dict[str, TestsetFormat] = {f.name: f for f in (TSVFormat(), JSONLFormat(), CSVFormat(), HFFormat())}
 # Every file recorded in a manifest, by kind ("tsv", "human_scores", "jsonl", "csv").
 EXPORT_FILES: dict[str, ExportFile] = {file.kind: file for f in FORMATS.values() for file in f.files}
+
+
+# Questions read, and rendered, at a time by render_exports.
+EXPORT_BLOCK = 5000
 
 
 def format_get(name: str) -> TestsetFormat:
@@ -65,28 +72,91 @@ def render_exports(
     seen: Callable[[TestSetItem], None] | None = None,
 ) -> Iterator[tuple[str, ...]]:
     """Several exports (``(kind, version)`` each) in one read of the test set: tuples of the next
-    chunk of each, in the order of ``wanted`` ("" for one that has ended). Those whose flag in
-    ``originals`` is set are written with the texts as imported (testsets.items.original_texts).
-    ``seen`` is called with each item as it is read (for another use of the same read)."""
+    chunk of each, in the order of ``wanted`` ("" for one without text in that chunk). Those whose
+    flag in ``originals`` is set are written with the texts as imported
+    (testsets.items.original_texts). ``seen`` is called with each item as it is read (for another
+    use of the same read).
+
+    The test set is read a block of questions at a time. For a large test set, where the machine
+    can fork, the exports that cost most to render (``ExportFile.render_apart``: the JSONL and the
+    CSV) are rendered in a forked child from its copy of each block, while this process renders
+    the others and reads the next block (in its own transaction: a build's rows are not committed
+    yet): two cores instead of one, the same bytes."""
     for kind, version in wanted:
         version_check(kind, version)
-    items = testset_items(testset, original_text=any(originals))
-    if seen is not None:
-        items = _seen(items, seen)
-    # The renderers take one chunk per item (the CSV a header first), so the copies tee keeps of
-    # the items not yet rendered by all stay a few items long.
-    streams = list(itertools.tee(items, len(wanted)))
-    for i, original in enumerate(originals):
-        if original:
-            streams[i] = original_texts(streams[i])
-    renderers = [
-        EXPORT_FILES[kind].render(items, testset, version)
-        for items, (kind, version) in zip(streams, wanted, strict=True)
+    flags = list(originals) + [False] * (len(wanted) - len(originals))
+    # Loaded here: a renderer reads the dataset (the CSV its context turns), and a forked child
+    # must never use this process's database connection.
+    testset.dataset  # noqa: B018
+    parts = [
+        _Part(EXPORT_FILES[kind], testset, version, original)
+        for (kind, version), original in zip(wanted, flags, strict=True)
     ]
-    return itertools.zip_longest(*renderers, fillvalue="")
+    questions = testset.manifest.get("counts", {}).get("questions", 0)
+    apart = (
+        questions >= settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS
+        and fork_available()
+        and any(part.file.render_apart for part in parts)
+    )
+    here = [i for i, part in enumerate(parts) if not (apart and part.file.render_apart)]
+    elsewhere = [i for i in range(len(parts)) if i not in here]
+    blocks = testset_item_chunks(testset, chunk=EXPORT_BLOCK, original_text=any(flags))
+    return _rendered(parts, here, elsewhere, blocks, seen)
 
 
-def _seen(items: Iterator[TestSetItem], seen: Callable[[TestSetItem], None]) -> Iterator[TestSetItem]:
-    for item in items:
-        seen(item)
-        yield item
+class _Part:
+    """One export of render_exports, rendered a block of items at a time."""
+
+    def __init__(self, file: ExportFile, testset: TestSet, version: int, original: bool) -> None:
+        self.file, self.testset, self.version, self.original = file, testset, version, original
+        # What the renderer writes before its first item (the CSV's header): only the first block has it.
+        self.preamble = "".join(file.render(iter(()), testset, version))
+
+    def block(self, items: list[TestSetItem], *, first: bool) -> str:
+        text = "".join(self.file.render(original_texts(items) if self.original else items, self.testset, self.version))
+        return text if first else text[len(self.preamble) :]
+
+
+def _rendered(
+    parts: list[_Part],
+    here: list[int],
+    elsewhere: list[int],
+    blocks: Iterator[list[TestSetItem]],
+    seen: Callable[[TestSetItem], None] | None,
+) -> Iterator[tuple[str, ...]]:
+    def texts(indices: list[int], items: list[TestSetItem], first: bool) -> list[str]:
+        return [parts[i].block(items, first=first) for i in indices]
+
+    pending: tuple[list[str], ForkedCall | None] | None = None  # the previous block's texts
+    try:
+        first = True
+        for items in blocks:  # reading a block overlaps the child's rendering of the previous one
+            if seen is not None:
+                for item in items:
+                    seen(item)
+            if pending is not None:
+                yield _merged(parts, here, elsewhere, *pending)
+                pending = None
+            pending = ([], ForkedCall(partial(texts, elsewhere, items, first)) if elsewhere else None)
+            pending = (texts(here, items, first), pending[1])
+            first = False
+        if pending is not None:
+            yield _merged(parts, here, elsewhere, *pending)
+            pending = None
+        elif first:  # no question: each file as the renderer writes it for none
+            yield tuple(part.preamble for part in parts)
+    finally:
+        if pending is not None and pending[1] is not None:
+            pending[1].close()
+
+
+def _merged(
+    parts: list[_Part], here: list[int], elsewhere: list[int], texts_here: list[str], child: ForkedCall | None
+) -> tuple[str, ...]:
+    merged = [""] * len(parts)
+    for i, text in zip(here, texts_here, strict=True):
+        merged[i] = text
+    if child is not None:
+        for i, text in zip(elsewhere, child.result(), strict=True):
+            merged[i] = text
+    return tuple(merged)

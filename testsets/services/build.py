@@ -11,7 +11,9 @@ from annotation.models import Dataset
 from annotation.selectors import dataset_stopping_summary, filter_rules_stored
 from annotation.selectors_agreement import dataset_agreement
 from annotation.selectors_dataset import candidate_verdicts_by_source
+from annotation.selectors_response_counts import response_counts_materialised
 from core.errors import UserError
+from core.gc_pause import gc_paused
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
@@ -32,6 +34,7 @@ def testset_name_check(*, name: str) -> str:
     return name
 
 
+@gc_paused()
 def testset_build(
     *,
     dataset_name: str,
@@ -66,7 +69,9 @@ def testset_build(
             "test sets are built from datasets whose candidates were scored 0-5 for selection"
         )
     rules = filter_rules_stored(version=rules_version)
-    with transaction.atomic():
+    # Every read of the dataset's responses below (prior, decisions, summaries, agreement) from
+    # one aggregation of its scores.
+    with transaction.atomic(), response_counts_materialised(dataset=dataset, rules=rules):
         testset_name_check(name=name)
         testset = TestSet.objects.create(
             name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question

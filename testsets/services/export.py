@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import UserError
+from core.gc_pause import gc_paused
 from testsets.formats.base import manifest_bytes, recorded_version
 from testsets.formats.registry import (
     EXPORT_FILES,
@@ -26,6 +27,7 @@ class TestsetExport:
     notes: list[str] = field(default_factory=list)
 
 
+@gc_paused()
 def testset_export(
     *,
     name: str,

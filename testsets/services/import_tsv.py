@@ -20,12 +20,14 @@ from annotation.services.questions import (
 )
 from core.bulk_keys import foreign_keys_after_load, load_fields
 from core.errors import ImportFileError, UserError
+from core.gc_pause import gc_paused
 from core.lines import LineReader, encoding_check
 from core.prefetch import prefetched
 from core.services.jobs import JobProgress
 from testsets.formats.tsv import TSVShape, scores_line_next, tsv_line_parse
 
 
+@gc_paused()
 def testset_import(
     *,
     tsv_path: Path,

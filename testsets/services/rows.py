@@ -27,6 +27,7 @@ from .balance_plan import BalancePlan, balance_plan
 _QUESTIONS = "wellchosen_testset_stage_questions"
 _CANDIDATES = "wellchosen_testset_stage_candidates"
 _BLOCK = 5000  # questions per block of rows written
+_FETCH = 100_000  # score rows per fetch of candidates_create (about 5,000 questions)
 STOPPING_TESTSET_KEYS = ("decisions", "decisions_on_fewer_scores", "decisions_by_model", "expected_changed")
 
 
@@ -165,6 +166,9 @@ class TestsetStage:
                 "AND d.derived_ground_truth_id = sq.ground_truth_id",
                 [testset.pk, testset.dataset_id],
             )
+        # Planned as just written (candidates_create joins them): else the planner takes the table
+        # for empty and probes every score of the test set by index, twice as slow as one hash join.
+        self.writer.analyze(TestSetQuestion._meta.db_table)
 
     def candidates_create(self, *, testset: TestSet) -> None:
         """Each question's candidates in an order shuffled with the seed and the question's id, with
@@ -179,13 +183,23 @@ class TestsetStage:
             f"LEFT JOIN {score} s ON s.candidate_id = sc.candidate_id AND s.counted "
             f"AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded) "
             f"LEFT JOIN {annotator} a ON a.id = s.annotator_id "
-            "WHERE sc.position > %s AND sc.position <= %s ORDER BY sc.position, sc.rank, s.annotator_id"
+            "ORDER BY sc.position, sc.rank, s.annotator_id"
         )
-        for start in range(0, self.questions, _BLOCK):
-            with connection.cursor() as cursor:
-                cursor.execute(sql, [testset.pk, start, start + _BLOCK])
-                fetched = cursor.fetchall()
-            self.candidates += self.writer.insert(rows, self._candidate_rows(fetched, seed=testset.seed))
+        # One query, streamed (one join over the scores, not an index probe per candidate); each
+        # fetch is written but for its last question, whose rows may go on in the next one.
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, [testset.pk])
+            pending: list[tuple] = []
+            while fetched := cursor.fetchmany(_FETCH):
+                pending += fetched
+                cut = len(pending)
+                while cut and pending[cut - 1][0] == pending[-1][0]:
+                    cut -= 1
+                self.candidates += self.writer.insert(rows, self._candidate_rows(pending[:cut], seed=testset.seed))
+                pending = pending[cut:]
+            self.candidates += self.writer.insert(rows, self._candidate_rows(pending, seed=testset.seed))
+        # The files' read joins them by question, a block at a time (testsets.items).
+        self.writer.analyze(TestSetCandidate._meta.db_table)
 
     def _candidate_rows(self, fetched: list[tuple], *, seed: int):
         """(item, candidate, position, is ground truth, scores) from the rows of a block, which come
