@@ -31,7 +31,7 @@ from annotation.rules import (
     plan_questions,
 )
 from annotation.selectors_agreement import dataset_agreement, score_category_table  # noqa: F401 (tests read them here)
-from annotation.selectors_response_counts import response_counts_table
+from annotation.selectors_response_counts import response_counts_materialised, response_counts_table
 from annotation.selectors_stopping import DeterministicDecider, decider_get, is_rejected, stopping_summary
 from core.errors import UserError
 from core.gc_pause import gc_paused
@@ -368,8 +368,10 @@ def filter_preview(
     """Dry run of the filter rules and the question builder: what each rule removes and how many
     questions a test set built now would have."""
     preview = FilterPreview.start(dataset=dataset, rules=rules, false_per_question=false_per_question)
-    for pool in question_pools_stream(dataset=dataset, rules=rules):
-        preview.add(pool)
+    # The prior and the decisions from one aggregation of the scores
+    with response_counts_materialised(dataset=dataset, rules=rules):
+        for pool in question_pools_stream(dataset=dataset, rules=rules):
+            preview.add(pool)
     return preview
 
 

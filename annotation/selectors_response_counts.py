@@ -49,7 +49,11 @@ def _thresholds(rules: FilterRules) -> tuple[int, ...]:
 @contextmanager
 def response_counts_materialised(*, dataset: Dataset, rules: FilterRules) -> Iterator[None]:
     """The per-response counts of ``dataset`` under ``rules`` in a temporary table for the ``with``
-    block (the scores as they are when it starts)."""
+    block (the scores as they are when it starts). Inside another such block it adds nothing: the
+    reads use the outer table where it is theirs, and the scores otherwise."""
+    if _materialised.get() is not None:
+        yield
+        return
     candidate, score, annotator, question = (
         Candidate._meta.db_table,
         Score._meta.db_table,

@@ -7,7 +7,13 @@ import pytest
 from django.db import connection, transaction
 
 from annotation.models import FilterRules, Score
-from annotation.selectors import dataset_stopping_summary, filter_rules_current, question_pools_stream
+from annotation.selectors import (
+    FilterPreview,
+    dataset_stopping_summary,
+    filter_preview,
+    filter_rules_current,
+    question_pools_stream,
+)
 from annotation.selectors_agreement import dataset_agreement, response_category_table, score_category_table
 from annotation.selectors_dataset import candidate_verdicts_by_source
 from annotation.selectors_response_counts import (
@@ -111,3 +117,24 @@ def test_the_category_table_has_the_rows_of_the_scores(mixed_dataset):
         counted = response_category_table(table=RESPONSE_COUNTS_TABLE).tolist()
     assert len(live) > 40
     assert sorted(counted) == sorted(live)
+
+
+def test_a_block_inside_another_keeps_the_outer_table(mixed_dataset):
+    rules = filter_rules_current()
+    other = type(mixed_dataset).objects.get(name="other")
+    expected = reads(other, rules)
+    with transaction.atomic(), response_counts_materialised(dataset=mixed_dataset, rules=rules):
+        with response_counts_materialised(dataset=other, rules=rules):
+            assert response_counts_table(dataset_id=other.pk) is None
+            assert reads(other, rules) == expected
+        assert response_counts_table(dataset_id=mixed_dataset.pk, rules=rules) == RESPONSE_COUNTS_TABLE
+        assert reads(mixed_dataset, rules)["pools"]
+
+
+def test_the_preview_is_the_same_as_its_pools_read_from_the_scores(mixed_dataset):
+    rules = filter_rules_current()
+    expected = FilterPreview.start(dataset=mixed_dataset, rules=rules, false_per_question=3)
+    for pool in question_pools_stream(dataset=mixed_dataset, rules=rules):
+        expected.add(pool)
+    assert filter_preview(dataset=mixed_dataset, rules=rules, false_per_question=3) == expected
+    assert response_counts_table(dataset_id=mixed_dataset.pk) is None
