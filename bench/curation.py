@@ -240,7 +240,7 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from benchlib import load_average, machine_facts
+    from benchlib import load_average, machine_facts, python_speed
 
     for line in machine_facts(admin_url(args.database) if args.database else ""):
         print(line)
@@ -266,6 +266,9 @@ def main() -> None:
     steps = STEPS[: STEPS.index(args.until) + 1]
     runs: list[dict[str, dict[str, dict]]] = []
     for run in range(args.runs):
+        # A shared VM's speed can change within minutes: each run's figures sit beside it.
+        speed = python_speed()
+        print(f"  run {run + 1}: load average {load_average()}; one core's Python workload {speed}", flush=True)
         urls = databases(args, work, list(codes))
         for label, code in codes.items():
             run_step("migrate", label=label, code=code, database=urls[label], work=work, profile=False)
