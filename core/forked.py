@@ -92,6 +92,7 @@ class ForkedCall:
             kind, value = self._receiver.recv()
         except EOFError:
             self._ended = True
+            self._receiver.close()
             code = _wait(self._pid)
             raise RuntimeError(f"the child process ended before its work (exit code {code})") from None
         finally:

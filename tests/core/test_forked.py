@@ -1,9 +1,10 @@
 import os
+import time
 
 import pytest
 
 from core.errors import ImportFileError
-from core.forked import fork_available, forked_items
+from core.forked import ForkedCall, fork_available, forked_items
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="needs fork")
 
@@ -61,3 +62,33 @@ def test_a_celery_prefork_worker_process_forks_its_child_too():
 
     with billiard.Pool(1) as pool:
         assert pool.map(_items_in_a_pool_worker, [0]) == [[0, 1, 4, 9, 16]]
+
+
+def test_a_forked_call_gives_the_childs_value():
+    parent = os.getpid()
+    call = ForkedCall(lambda: (os.getpid() != parent, [i * i for i in range(5)]))
+    assert call.result() == (True, [0, 1, 4, 9, 16])
+
+
+def test_a_forked_call_raises_the_childs_error_here():
+    def broken():
+        raise ValueError("in the child")
+
+    call = ForkedCall(broken)
+    with pytest.raises(ValueError, match="in the child"):
+        call.result()
+    with pytest.raises(ChildProcessError):  # ended and waited for
+        os.waitpid(call._pid, os.WNOHANG)
+
+
+def test_a_child_that_dies_is_an_error_here():
+    call = ForkedCall(lambda: os._exit(3))
+    with pytest.raises(RuntimeError, match="exit code"):
+        call.result()
+
+
+def test_closing_a_forked_call_ends_its_child():
+    call = ForkedCall(lambda: time.sleep(60))
+    call.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(call._pid, os.WNOHANG)
