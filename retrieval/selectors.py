@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from annotation.models import Annotator, Candidate, CandidateSource, Dataset, FilterRules, Question, Repository, Score
 from annotation.rules import FalseDecision, GroundTruthDecision
-from annotation.selectors import CandidateDecision, candidate_decisions, dialogue_turns_display
+from annotation.selectors import CandidateDecision, candidate_decisions
+from annotation.selectors_display import dialogue_turns_display
 from core import readable
 from core.errors import UserError
 from retrieval.dense.backends import dense_backend

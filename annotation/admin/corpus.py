@@ -10,9 +10,10 @@ from django.utils.html import format_html, format_html_join
 from annotation.forms import DatasetAdminForm, DialogueImportForm, PreviewForm
 from annotation.models import Candidate, Context, Dataset, Question, Turn
 from annotation.rules import FALSE_PER_QUESTION
-from annotation.selectors import dialogue_turns_display, filter_preview, filter_rules_current
+from annotation.selectors import filter_preview, filter_rules_current
 from annotation.selectors_agreement import dataset_agreement
 from annotation.selectors_dataset import attention_checks_status
+from annotation.selectors_display import dialogue_turns_display
 from annotation.services.datasets import dataset_save
 from core import readable
 from core.admin.helpers import CheckedInputAdmin, ReadOnlyAdmin, permission_required_page, render_form, start_job

@@ -10,7 +10,7 @@ from django.utils.safestring import mark_safe  # constant markup of ours, never 
 
 from annotation.forms import UnitAnswersForm
 from annotation.models import DEFAULT_ERROR_LABELS, Assignment, Dataset, Question
-from annotation.selectors import question_preview_display, unit_display
+from annotation.selectors_display import question_preview_display, unit_display
 from annotation.services.submission import Answer
 from core.errors import UserError
 from core.forms import form_error_text
