@@ -26,27 +26,15 @@ def fork_available() -> bool:
 
 def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterator[object]:
     """Run ``produce(send)`` in a forked child; yield each item it sends; raise what it raised."""
-    receiver, sender = multiprocessing.get_context("fork").Pipe(duplex=False)
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the parent's code
-        code = 0
-        try:
-            receiver.close()
-            _run(produce, sender)
-        except BaseException:  # noqa: BLE001 - _run reports its own errors; anything else is an exit code
-            code = 1
-        finally:
-            os._exit(code)
-    sender.close()
+    pid, receiver = _fork(produce)
     finished = False
     try:
         while True:
             try:
                 kind, value = receiver.recv()
             except EOFError:
-                code = _wait(pid)
                 finished = True
-                raise RuntimeError(f"the child process ended before its work (exit code {code})") from None
+                raise _ended_early(pid) from None
             if kind == _ITEM:
                 yield value
             elif kind == _ERROR:
@@ -56,11 +44,7 @@ def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterato
     finally:
         receiver.close()
         if not finished:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            _wait(pid)
+            _end(pid)
 
 
 class ForkedCall:
@@ -69,21 +53,9 @@ class ForkedCall:
     its copy of the parent's memory. ``close()`` ends a child whose value is not wanted."""
 
     def __init__(self, compute: Callable[[], object]) -> None:
-        self._receiver, sender = multiprocessing.get_context("fork").Pipe(duplex=False)
-        self._pid = os.fork()
-        if self._pid == 0:  # the child: never returns into the parent's code
-            # No collection of the parent's garbage here: a finaliser (a database cursor's) must
-            # not run in the child.
-            gc.disable()
-            code = 0
-            try:
-                self._receiver.close()
-                _run(lambda send: send(compute()), sender)
-            except BaseException:  # noqa: BLE001 - _run reports its own errors; anything else is an exit code
-                code = 1
-            finally:
-                os._exit(code)
-        sender.close()
+        # No collection of the parent's garbage in the child: a finaliser (a database cursor's)
+        # must not run there.
+        self._pid, self._receiver = _fork(lambda send: send(compute()), collect_garbage=False)
         self._ended = False
 
     def result(self) -> object:
@@ -93,11 +65,9 @@ class ForkedCall:
         except EOFError:
             self._ended = True
             self._receiver.close()
-            code = _wait(self._pid)
-            raise RuntimeError(f"the child process ended before its work (exit code {code})") from None
+            raise _ended_early(self._pid) from None
         finally:
-            if not self._ended:
-                self.close()
+            self.close()
         if kind == _ERROR:
             raise value
         return value
@@ -107,11 +77,39 @@ class ForkedCall:
             return
         self._ended = True
         self._receiver.close()
+        _end(self._pid)
+
+
+def _fork(produce: Callable[[Callable[[object], None]], None], *, collect_garbage: bool = True):
+    """A child forked now that runs ``produce(send)`` (_run) and exits: (its pid, this end of its pipe)."""
+    receiver, sender = multiprocessing.get_context("fork").Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the parent's code
+        if not collect_garbage:
+            gc.disable()
+        code = 0
         try:
-            os.kill(self._pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        _wait(self._pid)
+            receiver.close()
+            _run(produce, sender)
+        except BaseException:  # noqa: BLE001 - _run reports its own errors; anything else is an exit code
+            code = 1
+        finally:
+            os._exit(code)
+    sender.close()
+    return pid, receiver
+
+
+def _ended_early(pid: int) -> RuntimeError:
+    return RuntimeError(f"the child process ended before its work (exit code {_wait(pid)})")
+
+
+def _end(pid: int) -> None:
+    """End a child that may still run, and wait for it."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    _wait(pid)
 
 
 def _wait(pid: int) -> int:
