@@ -39,11 +39,7 @@ _COLUMNS = {
 }
 
 # (dataset id, the rules' thresholds) of the table while it exists
-_materialised: ContextVar[tuple[int, tuple[int, ...]] | None] = ContextVar("response_counts", default=None)
-
-
-def _thresholds(rules: FilterRules) -> tuple[int, ...]:
-    return tuple(getattr(rules, name) for name in FilterRules.THRESHOLD_FIELDS)
+_materialised: ContextVar[tuple[int, dict[str, int]] | None] = ContextVar("response_counts", default=None)
 
 
 @contextmanager
@@ -79,7 +75,7 @@ def response_counts_materialised(*, dataset: Dataset, rules: FilterRules) -> Ite
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
         writer.analyze(table)
-        token = _materialised.set((dataset.pk, _thresholds(rules)))
+        token = _materialised.set((dataset.pk, rules.thresholds()))
         try:
             yield
         finally:
@@ -92,6 +88,6 @@ def response_counts_table(*, dataset_id: int, rules: FilterRules | None = None) 
     active = _materialised.get()
     if active is None or active[0] != dataset_id:
         return None
-    if rules is not None and active[1] != _thresholds(rules):
+    if rules is not None and active[1] != rules.thresholds():
         return None
     return RESPONSE_COUNTS_TABLE
