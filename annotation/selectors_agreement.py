@@ -22,12 +22,12 @@ def score_category_table(*, scores: QuerySet) -> np.ndarray:
     # The query's rows as the driver gives them (integers): the ORM's per-row conversion of the
     # six counts cost more than the query at 400,000 candidates.
     sql, params = rows.query.sql_with_params()
-    # Each chunk of rows becomes an array at once: a generator over every count cost seconds at
-    # 400,000 candidates.
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        chunks = [np.array(chunk, dtype=np.int64) for chunk in iter(lambda: cursor.fetchmany(10000), [])]
-    return np.concatenate(chunks) if chunks else np.zeros((0, N_CATEGORIES), dtype=np.int64)
+        table = np.fromiter(
+            (v for chunk in iter(lambda: cursor.fetchmany(10000), []) for row in chunk for v in row), dtype=np.int64
+        )
+    return table.reshape(-1, N_CATEGORIES)
 
 
 def response_category_table(*, table: str, where: str = "", params: Sequence = ()) -> np.ndarray:
