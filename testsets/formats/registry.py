@@ -137,8 +137,9 @@ def _rendered(
             if pending is not None:
                 yield _merged(parts, here, elsewhere, *pending)
                 pending = None
-            pending = ([], ForkedCall(partial(texts, elsewhere, items, first)) if elsewhere else None)
-            pending = (texts(here, items, first), pending[1])
+            child = ForkedCall(partial(texts, elsewhere, items, first)) if elsewhere else None
+            pending = ([], child)  # the finally below ends the child if rendering here fails
+            pending = (texts(here, items, first), child)
             first = False
         if pending is not None:
             yield _merged(parts, here, elsewhere, *pending)
