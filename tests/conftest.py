@@ -11,6 +11,24 @@ os.environ["HF_HOME"] = str(Path(tempfile.gettempdir()) / "wellchosen-tests-hf")
 for _name in ("HF_HUB_CACHE", "HF_ENDPOINT", "HF_TOKEN", "TRANSFORMERS_CACHE"):
     os.environ.pop(_name, None)
 
+
+def _threads_per_test_process() -> int | None:
+    """The OpenMP threads each test process may use when pytest-xdist runs several: the cores
+    shared out. Left as it is outside xdist. torch and faiss spin their OpenMP threads while they
+    wait; two processes each spinning as many threads as there are cores made a 15-second model
+    fixture take 115 s on two cores."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if workers < 2:
+        return None
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+# Set before torch or faiss is first imported (each reads them then); the worker processes and
+# servers the tests start inherit them.
+if (_threads := _threads_per_test_process()) is not None:
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_threads))
+
 import pytest  # noqa: E402
 
 from annotation.models import Dataset  # noqa: E402

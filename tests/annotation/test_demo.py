@@ -38,7 +38,7 @@ def test_loading_the_demo_twice_changes_nothing(db):
 def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_path, rf):
     settings.WELLCHOSEN_DATA_DIR = tmp_path
     out = StringIO()
-    call_command("load_demo", no_pools=True, no_models=True, stdout=out)
+    call_command("load_demo", "--no-pools", "--no-models", stdout=out)
     lines = {
         line.split(":")[0].strip(): line.rsplit("/ ", 1)[1] for line in out.getvalue().splitlines() if " / " in line
     }
@@ -50,7 +50,7 @@ def test_demo_accounts_can_log_in_with_the_printed_passwords(db, settings, tmp_p
     assert DatasetMembership.objects.filter(annotator__user=annotator, dataset__name="demo-dialogues").exists()
     # and a second run prints the same, still valid passwords
     again = StringIO()
-    call_command("load_demo", no_pools=True, no_models=True, stdout=again)
+    call_command("load_demo", "--no-pools", "--no-models", stdout=again)
     assert out.getvalue().splitlines()[-2:] == again.getvalue().splitlines()[-2:]
 
 
