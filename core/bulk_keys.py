@@ -155,3 +155,18 @@ def _validate(names: list[tuple[str, str]]) -> None:
                 cursor.execute(f'ALTER TABLE "{table}" VALIDATE CONSTRAINT "{name}"')
         except DatabaseError:
             logger.exception("bulk load: %s on %s stays NOT VALID", name, table)
+
+
+def deferred_checks_run() -> None:
+    """Run now the foreign-key checks this transaction has queued for its commit (PostgreSQL's keys
+    are DEFERRABLE INITIALLY DEFERRED): a caller whose forked child computes meanwhile has the
+    server work through them at the same time instead of after it. The checks of later writes are
+    deferred again; a failing check raises here, as it would have at the commit. SQLite checks keys
+    in-process at the commit, cheaply: nothing to move there."""
+    if connection.vendor != "postgresql":
+        return
+    if not connection.in_atomic_block:
+        raise RuntimeError("deferred_checks_run needs the transaction whose checks it runs")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")

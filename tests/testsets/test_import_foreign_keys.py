@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from annotation.models import Candidate, Score
-from core.bulk_keys import foreign_keys_after_load, load_fields
+from core.bulk_keys import deferred_checks_run, foreign_keys_after_load, load_fields
 from testsets.services.import_tsv import rows_estimate, testset_import
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's per-row key checks")
@@ -120,3 +120,38 @@ def test_a_table_held_by_another_transaction_keeps_the_per_row_checks(write_file
     assert "busy" in report["foreign_keys"]["reason"]
     assert Candidate.objects.filter(question__dataset__name="busy").count() == 160
     assert all(valid for *_, valid in foreign_keys())
+
+
+def insert_score_pointing_nowhere() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO annotation_score (candidate_id, annotator_id, value, assignment_ref, labels, "
+            "counted, created_at) VALUES (999999, 999999, 3, '', '[]', true, now())"
+        )
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_the_deferred_checks_run_when_asked_not_at_the_commit():
+    with transaction.atomic():
+        insert_score_pointing_nowhere()  # queued for the commit
+        with pytest.raises(IntegrityError, match="annotation_score"):
+            deferred_checks_run()
+    assert Score.objects.count() == 0
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_writes_after_the_deferred_checks_ran_are_deferred_again():
+    with pytest.raises(IntegrityError):
+        with transaction.atomic():
+            deferred_checks_run()
+            insert_score_pointing_nowhere()  # no error here: checked at the commit
+    assert Score.objects.count() == 0
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_the_deferred_checks_need_the_transaction_they_run_for():
+    with pytest.raises(RuntimeError, match="needs the transaction"):
+        deferred_checks_run()

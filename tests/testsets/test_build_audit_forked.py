@@ -1,0 +1,80 @@
+"""A large build computes its manifest's shortcut audit in a forked child while the server checks
+the foreign keys of the rows it wrote (testsets.services.build.audit_beside_key_checks): the same
+audit as one computed here, and an error on either side leaves no child behind."""
+
+import os
+
+import pytest
+
+from core.forked import fork_available
+from tests.factories import DatasetFactory
+from testsets.services import build
+from testsets.services.build import testset_build
+
+pytestmark = [pytest.mark.skipif(not fork_available(), reason="needs fork"), pytest.mark.django_db]
+
+
+@pytest.fixture
+def dataset_name(scored_question) -> str:
+    dataset = DatasetFactory(name="audited")
+    for _ in range(12):
+        scored_question(dataset=dataset, gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1], [0, 1, 1, 2, 1], [1, 2, 1, 1, 0]])
+    return dataset.name
+
+
+@pytest.fixture
+def children(monkeypatch) -> list[int]:
+    """The pid of each child the build forks."""
+    pids: list[int] = []
+    real_init = build.ForkedCall.__init__
+
+    def recording_init(self, compute):
+        real_init(self, compute)
+        pids.append(self._pid)
+
+    monkeypatch.setattr(build.ForkedCall, "__init__", recording_init)
+    return pids
+
+
+def test_the_audit_computed_in_a_child_is_the_audit_computed_here(dataset_name, settings, children):
+    settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = 10**9
+    here = testset_build(dataset_name=dataset_name, name="here", seed=4).manifest["shortcut_audit"]
+    assert children == []
+    settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = 0
+    apart = testset_build(dataset_name=dataset_name, name="apart", seed=4).manifest["shortcut_audit"]
+    # one child per block of files, and one for the audit
+    assert len(children) == 2
+    assert apart == here
+    assert here["questions"] == 12
+
+
+def test_an_error_in_the_audit_is_raised_here_and_leaves_no_child(dataset_name, settings, children, monkeypatch):
+    settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = 0
+
+    def broken(testset, *, pools):
+        raise ValueError("audit broken")
+
+    monkeypatch.setattr(build, "testset_manifest_audit", broken)
+    with pytest.raises(ValueError, match="audit broken"):
+        testset_build(dataset_name=dataset_name, name="broken", seed=4)
+    assert_all_ended(children)
+
+
+def test_an_error_in_the_key_checks_ends_the_audits_child(dataset_name, settings, children, monkeypatch):
+    settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = 0
+
+    def failing_checks():
+        raise RuntimeError("a key check failed")
+
+    monkeypatch.setattr(build, "deferred_checks_run", failing_checks)
+    with pytest.raises(RuntimeError, match="a key check failed"):
+        testset_build(dataset_name=dataset_name, name="failing", seed=4)
+    assert len(children) == 2
+    assert_all_ended(children)
+
+
+def assert_all_ended(pids: list[int]) -> None:
+    assert pids
+    for pid in pids:  # every child has ended and been waited for
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
