@@ -151,7 +151,7 @@ def testset_build(
 
 def audit_beside_key_checks(testset: TestSet, *, pools: list, questions: int) -> dict:
     """The manifest's shortcut audit (Python: seconds at 10,000 questions), computed while the
-    server checks the foreign keys of the rows the build wrote (a second at 100,000 candidates),
+    server checks the foreign keys of the rows the build wrote (seconds at 100,000 questions),
     which the commit would otherwise check after it: a large test set's audit runs in a forked
     child (a core of its own) meanwhile. The same audit either way."""
 
