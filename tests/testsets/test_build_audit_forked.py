@@ -10,6 +10,7 @@ from core.forked import fork_available
 from tests.factories import DatasetFactory
 from testsets.services import build
 from testsets.services.build import testset_build
+from testsets.shortcuts.balance import BalanceOptions
 
 pytestmark = [pytest.mark.skipif(not fork_available(), reason="needs fork"), pytest.mark.django_db]
 
@@ -78,3 +79,17 @@ def assert_all_ended(pids: list[int]) -> None:
     for pid in pids:  # every child has ended and been waited for
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_shortcut_aware_build_gives_the_same_audit_in_a_child(scored_question, settings):
+    # the parent fits classifiers of its own (the shortcut-aware choice) before it forks the audit
+    dataset = DatasetFactory(name="balanced")
+    for _ in range(12):
+        scored_question(dataset=dataset, gt=[5, 5, 4, 5, 5], false=[[1, 1, 2, 1, 1]] * 5)
+    builds = {}
+    for name, fork_min in (("here", 10**9), ("apart", 0)):
+        settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = fork_min
+        testset = testset_build(dataset_name="balanced", name=name, seed=4, balance=BalanceOptions(rounds=2))
+        builds[name] = testset.manifest
+    assert builds["apart"]["shortcut_audit"] == builds["here"]["shortcut_audit"]
+    assert builds["apart"]["shortcut_balance"] == builds["here"]["shortcut_balance"]
