@@ -133,31 +133,29 @@ def stopping_prior(*, dataset: Dataset, rules: FilterRules, fresh: bool = False)
     key = f"stopping-prior-{dataset.pk}-{dataset.annotators_per_item}-" + "-".join(map(str, _thresholds(rules)))
     if not fresh and (cached := cache.get(key)) is not None:
         return cached
-    candidate, score, annotator, question = (
-        Candidate._meta.db_table,
-        Score._meta.db_table,
-        Annotator._meta.db_table,
-        Question._meta.db_table,
-    )
-    sql = f"""
-        SELECT is_ground_truth, n, acceptable, ungrammatical, low, COUNT(*) FROM (
-            SELECT c.is_ground_truth AS is_ground_truth, COUNT(s.id) AS n,
-                   SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END) AS acceptable,
-                   SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS ungrammatical,
-                   SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS low
-            FROM {candidate} c JOIN {score} s ON s.candidate_id = c.id AND s.counted
-              AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
-            WHERE c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
-            GROUP BY c.id, c.is_ground_truth
-        ) per_response WHERE n >= 2 GROUP BY is_ground_truth, n, acceptable, ungrammatical, low"""
-    params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score, dataset.pk]
+    question = Question._meta.db_table
+    originals = f"c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)"
     if table := response_counts_table(dataset_id=dataset.pk, rules=rules):
         sql = f"""
             SELECT c.is_ground_truth, c.n, c.acceptable, c.ungrammatical, c.low, COUNT(*) FROM {table} c
-            WHERE c.n >= 2
-              AND c.question_id IN (SELECT id FROM {question} WHERE dataset_id = %s AND derived_from_id IS NULL)
+            WHERE c.n >= 2 AND {originals}
             GROUP BY c.is_ground_truth, c.n, c.acceptable, c.ungrammatical, c.low"""
         params = [dataset.pk]
+    else:
+        candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
+        sql = f"""
+            SELECT is_ground_truth, n, acceptable, ungrammatical, low, COUNT(*) FROM (
+                SELECT c.is_ground_truth AS is_ground_truth, COUNT(s.id) AS n,
+                       SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END) AS acceptable,
+                       SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS ungrammatical,
+                       SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END) AS low
+                FROM {candidate} c JOIN {score} s ON s.candidate_id = c.id AND s.counted
+                  AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
+                WHERE {originals}
+                GROUP BY c.id, c.is_ground_truth
+            ) per_response WHERE n >= 2 GROUP BY is_ground_truth, n, acceptable, ungrammatical, low"""
+        rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
+        params = [*rule_params, dataset.pk]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -242,30 +240,30 @@ def _state_groups(
 ) -> list[tuple[dict, int]]:
     """The responses ``where`` selects counted per state: (a row as the deciders read it, how many);
     from the per-response counts of ``table`` when given (selectors_response_counts)."""
-    candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
-    sql = f"""
-        SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM (
+    spot_column = f"CASE WHEN (c.id * {_HASH}) %% 4294967296 < %s THEN 1 ELSE 0 END AS spot"
+    if table is None:
+        candidate, score, annotator = Candidate._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
+        per_response = f"""
             SELECT c.is_ground_truth AS is_ground_truth, COUNT(s.id) AS n,
                    COALESCE(SUM(CASE WHEN s.value >= %s THEN 1 ELSE 0 END), 0) AS acceptable,
                    COALESCE(SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END), 0) AS ungrammatical,
                    COALESCE(SUM(CASE WHEN s.value <= %s THEN 1 ELSE 0 END), 0) AS low,
-                   CASE WHEN (c.id * {_HASH}) %% 4294967296 < %s THEN 1 ELSE 0 END AS spot
+                   {spot_column}
             FROM {candidate} c
             LEFT JOIN {score} s ON s.candidate_id = c.id AND s.counted
               AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded)
             WHERE {where}
-            GROUP BY c.id, c.is_ground_truth
-        ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
-    rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
-    if table is not None:
-        sql = f"""
-            SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM (
-                SELECT c.is_ground_truth AS is_ground_truth, c.n AS n, c.acceptable AS acceptable,
-                       c.ungrammatical AS ungrammatical, c.low AS low,
-                       CASE WHEN (c.id * {_HASH}) %% 4294967296 < %s THEN 1 ELSE 0 END AS spot
-                FROM {table} c WHERE {where}
-            ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
+            GROUP BY c.id, c.is_ground_truth"""
+        rule_params = [rules.acceptable_min_score, rules.ungrammatical_max_score, rules.ground_truth_low_max_score]
+    else:
+        per_response = f"""
+            SELECT c.is_ground_truth AS is_ground_truth, c.n AS n, c.acceptable AS acceptable,
+                   c.ungrammatical AS ungrammatical, c.low AS low, {spot_column}
+            FROM {table} c WHERE {where}"""
         rule_params = []
+    sql = f"""
+        SELECT is_ground_truth, n, acceptable, ungrammatical, low, spot, COUNT(*) FROM ({per_response}
+        ) per_response GROUP BY is_ground_truth, n, acceptable, ungrammatical, low, spot"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [*rule_params, spot_rate * 2**32, *params])
         rows = cursor.fetchall()
