@@ -50,7 +50,8 @@ def forked_items(produce: Callable[[Callable[[object], None]], None]) -> Iterato
 class ForkedCall:
     """``compute()`` started now in a forked child, its value read by ``result()``: the parent goes
     on with its own work (reading the database in its transaction) while the child computes from
-    its copy of the parent's memory. ``close()`` ends a child whose value is not wanted."""
+    its copy of the parent's memory. ``close()`` (or leaving a ``with`` block) ends a child whose
+    value is not wanted."""
 
     def __init__(self, compute: Callable[[], object]) -> None:
         # No collection of the parent's garbage in the child: a finaliser (a database cursor's)
@@ -71,6 +72,12 @@ class ForkedCall:
         if kind == _ERROR:
             raise value
         return value
+
+    def __enter__(self) -> "ForkedCall":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._ended:

@@ -92,3 +92,11 @@ def test_closing_a_forked_call_ends_its_child():
     call.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(call._pid, os.WNOHANG)
+
+
+def test_an_error_inside_a_forked_calls_block_ends_its_child():
+    with pytest.raises(ValueError, match="here"):
+        with ForkedCall(lambda: time.sleep(60)) as call:
+            raise ValueError("here")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(call._pid, os.WNOHANG)

@@ -93,15 +93,18 @@ def render_exports(
         for (kind, version), original in zip(wanted, flags, strict=True)
     ]
     questions = testset.manifest.get("counts", {}).get("questions", 0)
-    apart = (
-        questions >= settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS
-        and fork_available()
-        and any(part.file.render_apart for part in parts)
-    )
+    apart = forks_for(questions=questions) and any(part.file.render_apart for part in parts)
     here = [i for i, part in enumerate(parts) if not (apart and part.file.render_apart)]
     elsewhere = [i for i in range(len(parts)) if i not in here]
     blocks = testset_item_chunks(testset, chunk=EXPORT_BLOCK, original_text=any(flags))
     return _rendered(parts, here, elsewhere, blocks, seen)
+
+
+def forks_for(*, questions: int) -> bool:
+    """Whether work on a test set of ``questions`` questions is shared with a forked child (its
+    files here, the build's audit): large enough (WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS) on a
+    machine that can fork."""
+    return questions >= settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS and fork_available()
 
 
 class _Part:

@@ -4,7 +4,6 @@ import hashlib
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,11 +14,11 @@ from annotation.selectors_dataset import candidate_verdicts_by_source
 from annotation.selectors_response_counts import response_counts_materialised
 from core.bulk_keys import deferred_checks_run
 from core.errors import UserError
-from core.forked import ForkedCall, fork_available
+from core.forked import ForkedCall
 from core.gc_pause import gc_paused
 from core.names import slug_check
 from core.services.jobs import JobProgress
-from testsets.formats.registry import EXPORT_FILES, export_filename, render_exports
+from testsets.formats.registry import EXPORT_FILES, export_filename, forks_for, render_exports
 from testsets.items import TestSetItem
 from testsets.models import TestSet
 from testsets.selectors import item_pool, testset_agreement
@@ -158,16 +157,12 @@ def audit_beside_key_checks(testset: TestSet, *, pools: list, questions: int) ->
     def compute() -> dict:
         return testset_manifest_audit(testset, pools=pools)
 
-    if questions < settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS or not fork_available():
+    if not forks_for(questions=questions):
         deferred_checks_run()
         return compute()
-    child = ForkedCall(compute)
-    try:
+    with ForkedCall(compute) as child:  # a failing check ends the child
         deferred_checks_run()
-    except BaseException:
-        child.close()
-        raise
-    return child.result()
+        return child.result()
 
 
 def testset_file_entries(testset: TestSet, *, seen: Callable[[TestSetItem], None] | None = None) -> dict:
