@@ -42,7 +42,8 @@ WELLCHOSEN_BULK_LOAD_LOCK_TIMEOUT_MS = env_int("WELLCHOSEN_BULK_LOAD_LOCK_TIMEOU
 # when the release has more (0: all of them).
 WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS = env_int("WELLCHOSEN_MANIFEST_AUDIT_MAX_QUESTIONS", 10_000)
 # An export of a test set of at least this many questions (build_testset's files, export_testset)
-# renders its JSONL and CSV in a forked child beside the other files (testsets.formats.registry).
+# renders its JSONL and CSV in a forked child beside the other files, and build_testset computes its
+# manifest's audit in one beside the foreign-key checks (testsets.formats.registry.forks_for).
 WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = env_int("WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS", 2000)
 # A repository file of at least this size is read and normalised in a child process
 WELLCHOSEN_IMPORT_PARSE_PROCESS_MB = env_int("WELLCHOSEN_IMPORT_PARSE_PROCESS_MB", 16)
