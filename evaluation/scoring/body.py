@@ -36,6 +36,8 @@ import threading
 
 import torch
 
+from .cpu_linear import onednn_replacement
+
 logger = logging.getLogger(__name__)
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -78,23 +80,28 @@ def _replacement(
         return SigmoidGELU()
     if not compiled and python_form:
         return FusedTanhGELU()
-    return None
+    return onednn_replacement(module)
 
 
 def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
     """A copy of ``module``'s module tree that shares its parameters and buffers (no weight is
-    copied), with each tanh-approximated GELU in the fastest form for eager or compiled runs."""
+    copied), with each tanh-approximated GELU in the fastest form for eager or compiled runs and, on a
+    CPU, the linear layers' products through oneDNN (cpu_linear.py)."""
     shared = {id(t): t for t in (*module.parameters(), *module.buffers())}
     clone = copy.deepcopy(module, shared)
     forms = {
         "python_forms": _transformers_classes(_PYTHON_TANH_GELUS),
         "fused_forms": _transformers_classes(_FUSED_TANH_GELUS),
     }
-    for parent in clone.modules():
-        for name, child in list(parent.named_children()):
-            replacement = _replacement(child, compiled=compiled, **forms)
-            if replacement is not None:
-                setattr(parent, name, replacement)
+    # every replacement is chosen before any is made: a OneDnnLinear holds the layer it replaces
+    replacements = [
+        (parent, name, _replacement(child, compiled=compiled, **forms))
+        for parent in clone.modules()
+        for name, child in parent.named_children()
+    ]
+    for parent, name, replacement in replacements:
+        if replacement is not None:
+            setattr(parent, name, replacement)
     return clone
 
 

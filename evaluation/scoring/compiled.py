@@ -2,10 +2,11 @@
 
 Inductor fuses the body's element-wise work (GELU, layer norms, residual adds, the attention
 mask), and ``freezing`` folds the weights into the graph as constants (their layout changes are
-done once, not per batch). The matrix products stay the same library calls: measured, the packed
-path ran 10-20 % faster on a 2-core CPU and 1.7x faster on an H100 in bf16 (bench/scoring.py;
-README). The price is a compilation on the first batches (16-37 s on a 2-core CPU, 153 s for a
-1.27 B model on the H100; once per worker, which keeps the scorer). Shapes are dynamic, so new
+done once, not per batch). The matrix products stay library calls (on a CPU oneDNN's, as in the
+eager copy: cpu_linear.py): measured, the packed path ran 10-20 % faster on a 2-core CPU and 1.7x
+faster on an H100 in bf16 (bench/scoring.py; README). The price is a compilation on the first
+batches (16-37 s on a 2-core CPU, 153 s for a 1.27 B model on the H100; once per worker, which
+keeps the scorer). Shapes are dynamic, so new
 batch widths do not recompile (a one-question batch compiles once more). Compilation needs a C++
 compiler on a CPU and Triton on a GPU; when it fails for any reason the body falls back to eager
 mode for good, with a warning, and the numbers do not change.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import torch
 
 from .body import PackedBody
+from .cpu_linear import linear
 
 _CONTEXT, _PAD = -1, -2
 
@@ -116,10 +117,17 @@ def target_logprobs(head, hidden: torch.Tensor, targets: torch.Tensor, *, chunk:
     chunk = chunk or head_chunk_rows(hidden.device, head.weight.shape[0])
     parts = []
     for start in range(0, hidden.shape[0], chunk):
-        logits = head(hidden[start : start + chunk]).float()
+        logits = head_logits(head, hidden[start : start + chunk]).float()
         logprobs = torch.log_softmax(logits, dim=-1)
         parts.append(logprobs.gather(1, targets[start : start + chunk, None])[:, 0])
     return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
+def head_logits(head: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
+    """The output head's logits; a plain linear head's product through oneDNN on a CPU (cpu_linear.py)."""
+    if type(head) is torch.nn.Linear:
+        return linear(hidden, head.weight, head.bias)
+    return head(hidden)
 
 
 def head_chunk_rows(device: torch.device, vocab_size: int) -> int:

@@ -1,0 +1,100 @@
+"""Matrix products of the scoring paths on a CPU through oneDNN instead of torch's default BLAS.
+
+On an x86 CPU torch's ``F.linear`` and ``addmm`` call MKL's sgemm. MKL picks its code path by
+CPU vendor: on an AMD EPYC it reports "Intel(R) Architecture processors" and runs a generic path,
+while oneDNN (torch's ``mkldnn`` ops) chooses by instruction set and runs its AVX-512 or AVX2
+kernels on either vendor. Measured on a 2-vCPU EPYC family 25 model 17 (Zen 4), float32, plain
+(unpacked) weights: the body's shapes ([2048 x 512] by 512 x 512 / 1536 / 2048) 116-175 GFLOP/s
+through MKL and 186-198 through oneDNN; the output head's ([256 x 512] by 512 x 8192) 70-130
+against 174. Inductor already calls oneDNN for a compiled body with dynamic shapes, so this is
+for what runs eagerly: the output head on every path and the eager packed body.
+
+``torch.ops.mkldnn._linear_pointwise`` takes the model's own weight as it lies ([out, in], or a
+transposed view of GPT-2's [in, out] ``Conv1D`` weight), so no weight is copied. It is not a public
+API: a probe checks it once against ``F.linear``, and where it is missing or differs, or where
+``WELLCHOSEN_CPU_ONEDNN=0``, the products stay torch's default.
+"""
+
+import functools
+import os
+
+import torch
+
+
+@functools.cache
+def onednn_linear_available() -> bool:
+    """Whether oneDNN's linear op is wanted (``WELLCHOSEN_CPU_ONEDNN``, default on), runs here and
+    agrees with ``F.linear`` on a small float32 product."""
+    if os.environ.get("WELLCHOSEN_CPU_ONEDNN", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    op = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
+    if op is None or not torch.backends.mkldnn.is_available():
+        return False
+    generator = torch.Generator().manual_seed(0)
+    x, w, b = (torch.randn(shape, generator=generator) for shape in ((3, 5, 16), (24, 16), (24,)))
+    try:
+        got = op(x, w, b, "none", [], "")
+    except (RuntimeError, TypeError):
+        return False
+    return got.shape == (3, 5, 24) and torch.allclose(got, torch.nn.functional.linear(x, w, b), atol=1e-5)
+
+
+def uses_onednn(weight: torch.Tensor) -> bool:
+    """Whether a product with ``weight`` goes through oneDNN: a float32 weight on a CPU, where the op runs."""
+    return weight.device.type == "cpu" and weight.dtype == torch.float32 and onednn_linear_available()
+
+
+@torch.library.custom_op("wellchosen::onednn_linear", mutates_args=())
+def onednn_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """``F.linear`` through oneDNN. An operator of its own, so that a compiled graph calls it as it
+    is (Inductor would otherwise take a ``Conv1D``'s ``addmm`` to MKL)."""
+    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, "none", [], "")
+
+
+@onednn_linear.register_fake
+def _onednn_linear_shape(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``F.linear(x, weight, bias)``, through oneDNN where ``uses_onednn(weight)``."""
+    if uses_onednn(weight):
+        return onednn_linear(x, weight, bias)
+    return torch.nn.functional.linear(x, weight, bias)
+
+
+class OneDnnLinear(torch.nn.Module):
+    """A linear layer of a scoring copy through oneDNN. It reads the weight from the module it
+    replaces at each call (``transposed``: GPT-2's ``Conv1D``, whose weight is [in, out]), so the
+    weight stays shared with the model."""
+
+    def __init__(self, source: torch.nn.Module, *, transposed: bool) -> None:
+        super().__init__()
+        self.source = source
+        self.transposed = transposed
+
+    @property
+    def weight(self) -> torch.Tensor:  # code that reads a layer's weight (its dtype, say) finds the model's
+        return self.source.weight
+
+    @property
+    def bias(self) -> torch.Tensor | None:
+        return self.source.bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # no check here: onednn_replacement made the layer only where the op runs, and a check
+        # would break a compiled graph
+        weight = self.source.weight.t() if self.transposed else self.source.weight
+        return onednn_linear(x, weight, self.source.bias)
+
+
+def onednn_replacement(module: torch.nn.Module) -> torch.nn.Module | None:
+    """A ``OneDnnLinear`` for a float32 CPU ``nn.Linear`` or ``Conv1D``, or None to keep ``module``."""
+    weight = getattr(module, "weight", None)
+    if not isinstance(weight, torch.Tensor) or not uses_onednn(weight):
+        return None
+    if type(module) is torch.nn.Linear:
+        return OneDnnLinear(module, transposed=False)
+    if type(module).__name__ == "Conv1D" and type(module).__module__.startswith("transformers"):
+        return OneDnnLinear(module, transposed=True)
+    return None

@@ -1,0 +1,135 @@
+"""On a CPU the packed path's products (its body's linear layers and the output head) go through
+oneDNN, unless WELLCHOSEN_CPU_ONEDNN=0 or the op is missing (cpu_linear.py)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from evaluation.scoring import cpu_linear  # noqa: E402
+from evaluation.scoring.body import scoring_copy  # noqa: E402
+from evaluation.scoring.compiled import CompiledBody  # noqa: E402
+from evaluation.scoring.cpu_linear import OneDnnLinear, onednn_linear, onednn_linear_available  # noqa: E402
+from evaluation.scoring.packed import head_logits  # noqa: E402
+
+needs_onednn = pytest.mark.skipif(not onednn_linear_available(), reason="torch's oneDNN linear op does not run here")
+
+
+@pytest.fixture
+def onednn_off(monkeypatch):
+    monkeypatch.setenv("WELLCHOSEN_CPU_ONEDNN", "0")
+    onednn_linear_available.cache_clear()
+    yield
+    monkeypatch.delenv("WELLCHOSEN_CPU_ONEDNN")
+    onednn_linear_available.cache_clear()
+
+
+def is_linear(module) -> bool:
+    return type(module) is torch.nn.Linear or type(module).__name__ == "Conv1D"
+
+
+def gpt2():
+    config = transformers.GPT2Config(vocab_size=50, n_positions=32, n_embd=16, n_layer=2, n_head=2)
+    return transformers.GPT2LMHeadModel(config).eval()
+
+
+def llama():
+    config = transformers.LlamaConfig(
+        vocab_size=50,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=32,
+    )
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@needs_onednn
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_onednn_product_equals_f_linear_to_float32_rounding(bias):
+    # given a 3-D input and a weight that is a transposed view, as GPT-2's Conv1D weight gives it
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 7, 64, generator=generator)
+    weight = torch.randn(64, 96, generator=generator).t()
+    b = torch.randn(96, generator=generator) if bias else None
+    # when it goes through oneDNN
+    got = onednn_linear(x, weight, b)
+    # then it is F.linear's product, to float32 rounding, in F.linear's shape
+    expected = torch.nn.functional.linear(x, weight, b)
+    assert got.shape == expected.shape == (3, 7, 96)
+    assert torch.allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+@pytest.mark.parametrize("make", [gpt2, llama], ids=["gpt2 (Conv1D)", "llama (nn.Linear)"])
+def test_the_scoring_copy_runs_every_linear_layer_through_onednn_on_the_models_own_weights(make):
+    # given a model's body on the CPU in float32
+    body = make().base_model
+    # when it is copied for scoring
+    clone = scoring_copy(body, compiled=False)
+    # then every linear layer of the copy is called through a OneDnnLinear that reads its weight,
+    # and no parameter was copied
+    replaced = [m for m in clone.modules() if isinstance(m, OneDnnLinear)]
+    linears = [m for m in clone.modules() if is_linear(m)]
+    assert len(replaced) == len([m for m in body.modules() if is_linear(m)]) > 0
+    assert {id(m) for m in linears} == {id(r.source) for r in replaced}
+    assert {id(p) for p in clone.parameters()} == {id(p) for p in body.parameters()}
+    # and it gives the body's hidden states
+    ids = torch.randint(0, 50, (2, 9), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        expected = body(input_ids=ids).last_hidden_state
+        got = clone(input_ids=ids).last_hidden_state
+    assert torch.allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_with_onednn_off_the_copy_keeps_torchs_layers(onednn_off):
+    # given WELLCHOSEN_CPU_ONEDNN=0
+    # when a body is copied for scoring
+    clone = scoring_copy(gpt2().base_model, compiled=False)
+    # then its layers are the model's own kinds
+    assert not [m for m in clone.modules() if isinstance(m, OneDnnLinear)]
+
+
+def test_a_float64_model_keeps_torchs_layers():
+    # given a body in float64, which the oneDNN op does not take
+    body = gpt2().double().base_model
+    # when it is copied for scoring
+    clone = scoring_copy(body, compiled=False)
+    # then nothing was replaced
+    assert not [m for m in clone.modules() if isinstance(m, OneDnnLinear)]
+
+
+@needs_onednn
+def test_the_compiled_copy_calls_onednn_without_a_graph_break():
+    from torch._dynamo.utils import counters
+
+    # given a compiled packed body of a GPT-2
+    torch._dynamo.reset()
+    counters.clear()
+    model = gpt2()
+    body = CompiledBody(model.base_model)
+    ids = torch.randint(0, 50, (2, 9), generator=torch.Generator().manual_seed(3))
+    # when it runs
+    with torch.no_grad():
+        got = body(input_ids=ids, use_cache=False).last_hidden_state
+        expected = model.base_model(input_ids=ids).last_hidden_state
+    # then it compiled (no fallback), into one graph, and gives the body's hidden states
+    assert not body.failed
+    assert not counters["graph_break"]
+    assert torch.allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+@needs_onednn
+def test_the_head_logits_are_the_heads_own(monkeypatch):
+    # given a model's output head and some hidden states
+    head = gpt2().get_output_embeddings()
+    hidden = torch.randn(5, 16, generator=torch.Generator().manual_seed(4))
+    calls = []
+    monkeypatch.setattr(cpu_linear, "onednn_linear", lambda *a: calls.append(a) or torch.nn.functional.linear(*a))
+    # when the fast path computes the logits
+    with torch.no_grad():
+        got = head_logits(head, hidden)
+    # then it went through the oneDNN op, with the head's weight, and gave the head's logits
+    assert len(calls) == 1 and calls[0][1] is head.weight
+    assert torch.allclose(got, head(hidden), rtol=1e-5, atol=1e-5)
