@@ -9,7 +9,7 @@ from annotation.selectors import dataset_agreement, filter_preview, filter_rules
 
 
 def independent_fleiss(ratings: list[list[int]], categories) -> float:
-    """Fleiss (1971) written out from the definition, for cross-checking statsmodels."""
+    """Fleiss (1971) written out from the definition, for a cross-check."""
     n_items, n_raters = len(ratings), len(ratings[0])
     totals = {c: 0 for c in categories}
     agreement = 0.0
@@ -28,7 +28,7 @@ def table_of(ratings: list[list[int]]) -> np.ndarray:
     return np.array([[item.count(v) for v in range(6)] for item in ratings])
 
 
-def test_statsmodels_kappa_equals_the_textbook_formula_on_random_ratings():
+def test_the_kappa_equals_the_textbook_formula_on_random_ratings():
     rng = np.random.default_rng(0)
     ratings = rng.integers(0, 6, size=(200, 5)).tolist()
     ratings[:50] = [[r[0]] * 5 for r in ratings[:50]]  # some agreement
@@ -37,6 +37,26 @@ def test_statsmodels_kappa_equals_the_textbook_formula_on_random_ratings():
     assert fleiss_from_table(binary_table(table_of(ratings))) == pytest.approx(
         independent_fleiss(binary, (0, 1)), abs=1e-12
     )
+
+
+def test_the_kappa_is_statsmodels_fleiss_kappa():
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    # given tables of 2 to 7 raters over six categories and over two classes, one with a category
+    # nobody chose and one on which everybody agrees on one category (no kappa)
+    rng = np.random.default_rng(1)
+    tables = []
+    for raters in range(2, 8):
+        table = table_of(rng.integers(0, 6, size=(300, raters)).tolist())
+        tables += [table, binary_table(table)]
+    tables += [table_of(rng.integers(1, 6, size=(50, 5)).tolist()), table_of([[3] * 5] * 4)]
+    for table in tables:
+        # when ours and statsmodels' compute it
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expected = float(fleiss_kappa(table, method="fleiss"))
+        got = fleiss_from_table(table)
+        # then they are the same number (or both none)
+        assert (got is None and np.isnan(expected)) or got == expected
 
 
 def test_perfect_agreement_is_one():
