@@ -93,3 +93,29 @@ def test_a_shortcut_aware_build_gives_the_same_audit_in_a_child(scored_question,
         builds[name] = testset.manifest
     assert builds["apart"]["shortcut_audit"] == builds["here"]["shortcut_audit"]
     assert builds["apart"]["shortcut_balance"] == builds["here"]["shortcut_balance"]
+
+
+def test_the_importing_thread_has_ended_before_the_build_forks(dataset_name, settings, monkeypatch, tmp_path):
+    import sys
+    import threading
+
+    # given audit modules whose import takes longer than the build's steps before its forks
+    (tmp_path / "slow_audit_module.py").write_text("import time\ntime.sleep(3)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_audit_module", raising=False)
+    monkeypatch.setattr(build, "AUDIT_MODULES", ("slow_audit_module",))
+    settings.WELLCHOSEN_EXPORT_FORK_MIN_QUESTIONS = 0
+    at_forks = []
+    real_init = build.ForkedCall.__init__
+
+    def recording_init(self, compute):
+        # at each fork: an importing thread still running? the module loaded?
+        alive = [t for t in threading.enumerate() if t.name == "imports-beside"]
+        at_forks.append((bool(alive), "slow_audit_module" in sys.modules))
+        real_init(self, compute)
+
+    monkeypatch.setattr(build.ForkedCall, "__init__", recording_init)
+    # when the build runs
+    testset_build(dataset_name=dataset_name, name="joined", seed=4)
+    # then at each of its forks (the files' block and the audit) the import had ended
+    assert at_forks == [(False, True), (False, True)]

@@ -16,12 +16,14 @@ from core.bulk_keys import deferred_checks_run
 from core.errors import UserError
 from core.forked import ForkedCall
 from core.gc_pause import gc_paused
+from core.imports_beside import modules_imported_beside
 from core.names import slug_check
 from core.services.jobs import JobProgress
 from testsets.formats.registry import EXPORT_FILES, export_filename, forks_for, render_exports
 from testsets.items import TestSetItem
 from testsets.models import TestSet
 from testsets.selectors import item_pool, testset_agreement
+from testsets.shortcuts.audit import AUDIT_MODULES
 from testsets.shortcuts.balance import BalanceOptions
 
 from .rows import testset_stage
@@ -72,8 +74,13 @@ def testset_build(
         )
     rules = filter_rules_stored(version=rules_version)
     # Every read of the dataset's responses below (prior, decisions, summaries, agreement) from
-    # one aggregation of its scores.
-    with transaction.atomic(), response_counts_materialised(dataset=dataset, rules=rules):
+    # one aggregation of its scores. The audit's modules load in a thread meanwhile, while this
+    # one waits on the server (core.imports_beside).
+    with (
+        modules_imported_beside(AUDIT_MODULES) as importing,
+        transaction.atomic(),
+        response_counts_materialised(dataset=dataset, rules=rules),
+    ):
         testset_name_check(name=name)
         testset = TestSet.objects.create(
             name=name, dataset=dataset, rules=rules, seed=seed, false_per_question=false_per_question
@@ -139,6 +146,7 @@ def testset_build(
         if stage.balance is not None:
             # only in a shortcut-aware build: the manifests of other builds keep their keys
             testset.manifest["shortcut_balance"] = stage.balance
+        importing.join()  # before the files' and the audit's forks
         pools: list = []  # the frozen questions as the audit reads them, from the files' read
         testset.manifest["files"] = testset_file_entries(testset, seen=lambda item: pools.append(item_pool(item)))
         # Context-free baselines over the release's frozen questions; releases built before the
