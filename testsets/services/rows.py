@@ -4,17 +4,16 @@ At 100,000 questions the builder held every pool, plan, model instance and score
 (860 MB) and spent most of its time building ORM objects. Here the plan of each question goes to
 two temporary tables as the filter decisions stream in (``plan``); the derived questions, the test
 set's questions and its candidates are then written from them (INSERT ... SELECT, or bulk rows a
-block of questions at a time where Python decides: the shuffled candidate order and the frozen
-scores).
+block of questions at a time where Python decides; the candidates, with their shuffled order and
+frozen scores: candidate_rows.py).
 """
 
-import json
 import random
 from contextlib import contextmanager
 
 from django.db import connection
 
-from annotation.models import Annotator, Candidate, Dataset, FilterRules, Question, Score
+from annotation.models import Candidate, Dataset, FilterRules, Question
 from annotation.rules import plan_questions
 from annotation.selectors import FilterPreview, question_pools_stream
 from annotation.selectors_stopping import stopping_summary
@@ -23,11 +22,11 @@ from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 from testsets.shortcuts.balance import BalanceOptions
 
 from .balance_plan import BalancePlan, balance_plan
+from .candidate_rows import candidate_rows_writer
 
 _QUESTIONS = "wellchosen_testset_stage_questions"
 _CANDIDATES = "wellchosen_testset_stage_candidates"
 _BLOCK = 5000  # questions per block of rows written
-_FETCH = 100_000  # score rows per fetch of candidates_create (about 5,000 questions)
 STOPPING_TESTSET_KEYS = ("decisions", "decisions_on_fewer_scores", "decisions_by_model", "expected_changed")
 
 
@@ -172,56 +171,9 @@ class TestsetStage:
 
     def candidates_create(self, *, testset: TestSet) -> None:
         """Each question's candidates in an order shuffled with the seed and the question's id, with
-        the counted scores they have now (frozen: later annotation changes neither the test set nor
-        its exported bytes)."""
-        rows = ModelRows(TestSetCandidate, ["item_id", "candidate_id", "position", "is_ground_truth", "scores"])
-        tsq, score, annotator = TestSetQuestion._meta.db_table, Score._meta.db_table, Annotator._meta.db_table
-        sql = (
-            "SELECT tsq.id, tsq.question_id, sc.rank, sc.candidate_id, a.provider, a.external_id, s.value "
-            f"FROM {_CANDIDATES} sc JOIN {tsq} tsq ON tsq.testset_id = %s AND tsq.position = sc.position "
-            # not "LEFT JOIN (score JOIN annotator)": SQLite materializes that join of every score
-            f"LEFT JOIN {score} s ON s.candidate_id = sc.candidate_id AND s.counted "
-            f"AND s.annotator_id IN (SELECT id FROM {annotator} WHERE NOT scores_excluded) "
-            f"LEFT JOIN {annotator} a ON a.id = s.annotator_id "
-            "ORDER BY sc.position, sc.rank, s.annotator_id"
-        )
-        # One query, streamed (one join over the scores, not an index probe per candidate); each
-        # fetch is written but for its last question, whose rows may go on in the next one.
-        with connection.chunked_cursor() as cursor:
-            cursor.execute(sql, [testset.pk])
-            pending: list[tuple] = []
-            while fetched := cursor.fetchmany(_FETCH):
-                pending += fetched
-                cut = len(pending)
-                while cut and pending[cut - 1][0] == pending[-1][0]:
-                    cut -= 1
-                self.candidates += self.writer.insert(rows, self._candidate_rows(pending[:cut], seed=testset.seed))
-                pending = pending[cut:]
-            self.candidates += self.writer.insert(rows, self._candidate_rows(pending, seed=testset.seed))
+        the counted scores they have now (frozen; candidate_rows.py)."""
+        written, scores = candidate_rows_writer(self.writer, staged=_CANDIDATES).write(testset=testset)
+        self.candidates += written
+        self.scores += scores
         # The files' read joins them by question, a block at a time (testsets.items).
         self.writer.analyze(TestSetCandidate._meta.db_table)
-
-    def _candidate_rows(self, fetched: list[tuple], *, seed: int):
-        """(item, candidate, position, is ground truth, scores) from the rows of a block, which come
-        ordered by question, rank and annotator."""
-        item: list = []  # the current question's [item id, question id, [[candidate id, scores], ...]]
-        for item_id, question_id, rank, candidate_id, provider, external_id, value in fetched:
-            if not item or item[0] != item_id:
-                yield from self._shuffled(item, seed=seed)
-                item = [item_id, question_id, []]
-            chosen = item[2]
-            if rank == len(chosen):
-                chosen.append((candidate_id, []))
-            if value is not None:
-                chosen[rank][1].append([f"{provider}:{external_id}", value])
-        yield from self._shuffled(item, seed=seed)
-
-    def _shuffled(self, item: list, *, seed: int):
-        if not item:
-            return
-        item_id, question_id, chosen = item
-        order = list(range(len(chosen)))
-        random.Random(f"{seed}:{question_id}:order").shuffle(order)
-        for rank, ((candidate_id, scores), position) in enumerate(zip(chosen, order, strict=True)):
-            self.scores += len(scores)
-            yield (item_id, candidate_id, position, rank == 0, json.dumps(scores))
