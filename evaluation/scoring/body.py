@@ -36,7 +36,7 @@ import threading
 
 import torch
 
-from .cpu_linear import onednn_replacement
+from .cpu_linear import onednn_replacement, packs_weights
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,12 @@ def _transformers_classes(names: tuple[str, ...]) -> tuple[type, ...]:
 
 
 def _replacement(
-    module: torch.nn.Module, *, compiled: bool, python_forms: tuple[type, ...], fused_forms: tuple[type, ...]
+    module: torch.nn.Module,
+    *,
+    compiled: bool,
+    packed: bool,
+    python_forms: tuple[type, ...],
+    fused_forms: tuple[type, ...],
 ) -> torch.nn.Module | None:
     """The module to put in place of ``module``, or None to keep it."""
     python_form = isinstance(module, python_forms)
@@ -80,7 +85,7 @@ def _replacement(
         return SigmoidGELU()
     if not compiled and python_form:
         return FusedTanhGELU()
-    return onednn_replacement(module)
+    return onednn_replacement(module, packed=packed)
 
 
 def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
@@ -92,6 +97,8 @@ def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
     forms = {
         "python_forms": _transformers_classes(_PYTHON_TANH_GELUS),
         "fused_forms": _transformers_classes(_FUSED_TANH_GELUS),
+        # a compiled copy's weights are constants of its graph: only an eager copy packs them
+        "packed": not compiled and packs_weights(clone),
     }
     # every replacement is chosen before any is made: a OneDnnLinear holds the layer it replaces
     replacements = [

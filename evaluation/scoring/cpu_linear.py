@@ -20,6 +20,8 @@ import os
 
 import torch
 
+_PACK_ROWS = 2048  # the rows of input a packed weight's layout is chosen for (the CPU batch's tokens)
+
 
 @functools.cache
 def onednn_linear_available() -> bool:
@@ -64,14 +66,18 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 
 
 class OneDnnLinear(torch.nn.Module):
-    """A linear layer of a scoring copy through oneDNN. It reads the weight from the module it
-    replaces at each call (``transposed``: GPT-2's ``Conv1D``, whose weight is [in, out]), so the
-    weight stays shared with the model."""
+    """A linear layer of a scoring copy through oneDNN (``transposed``: GPT-2's ``Conv1D``, whose
+    weight is [in, out]). Unpacked, it reads the weight from the module it replaces at each call,
+    so the weight stays shared with the model. ``packed`` (eager copies only): a copy of the weight
+    in oneDNN's blocked layout is made on the first call, so that no call reorders it (about 6 % faster eager
+    scoring on a 2-vCPU EPYC Zen 4, for as much memory again as the weight)."""
 
-    def __init__(self, source: torch.nn.Module, *, transposed: bool) -> None:
+    def __init__(self, source: torch.nn.Module, *, transposed: bool, packed: bool = False) -> None:
         super().__init__()
         self.source = source
         self.transposed = transposed
+        self.pack = packed
+        self.packed: torch.Tensor | None = None  # made on the first call: an unused copy costs nothing
 
     @property
     def weight(self) -> torch.Tensor:  # code that reads a layer's weight (its dtype, say) finds the model's
@@ -81,20 +87,39 @@ class OneDnnLinear(torch.nn.Module):
     def bias(self) -> torch.Tensor | None:
         return self.source.bias
 
+    def _plain_weight(self) -> torch.Tensor:
+        return self.source.weight.t() if self.transposed else self.source.weight
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # no check here: onednn_replacement made the layer only where the op runs, and a check
         # would break a compiled graph
-        weight = self.source.weight.t() if self.transposed else self.source.weight
-        return onednn_linear(x, weight, self.source.bias)
+        if self.pack:
+            if self.packed is None:
+                self.packed = torch.ops.mkldnn._reorder_linear_weight(self._plain_weight().contiguous(), _PACK_ROWS)
+            return torch.ops.mkldnn._linear_pointwise(x.contiguous(), self.packed, self.source.bias, "none", [], "")
+        return onednn_linear(x, self._plain_weight(), self.source.bias)
 
 
-def onednn_replacement(module: torch.nn.Module) -> torch.nn.Module | None:
+def onednn_replacement(module: torch.nn.Module, *, packed: bool = False) -> torch.nn.Module | None:
     """A ``OneDnnLinear`` for a float32 CPU ``nn.Linear`` or ``Conv1D``, or None to keep ``module``."""
+    if not replaceable(module):
+        return None
+    return OneDnnLinear(module, transposed=type(module) is not torch.nn.Linear, packed=packed)
+
+
+def replaceable(module: torch.nn.Module) -> bool:
+    """Whether ``module`` is a float32 CPU ``nn.Linear`` or transformers ``Conv1D`` that oneDNN runs here."""
     weight = getattr(module, "weight", None)
     if not isinstance(weight, torch.Tensor) or not uses_onednn(weight):
-        return None
-    if type(module) is torch.nn.Linear:
-        return OneDnnLinear(module, transposed=False)
-    if type(module).__name__ == "Conv1D" and type(module).__module__.startswith("transformers"):
-        return OneDnnLinear(module, transposed=True)
-    return None
+        return False
+    conv1d = type(module).__name__ == "Conv1D" and type(module).__module__.startswith("transformers")
+    return type(module) is torch.nn.Linear or conv1d
+
+
+def packs_weights(module: torch.nn.Module) -> bool:
+    """Whether an eager scoring copy of ``module`` keeps packed copies of its linear weights: when
+    they take at most ``WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB`` (default 1024; 0: never), the memory
+    they cost again."""
+    limit = int(os.environ.get("WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB", "1024")) * 2**20
+    size = sum(m.weight.numel() * m.weight.element_size() for m in module.modules() if replaceable(m))
+    return 0 < size <= limit

@@ -83,6 +83,32 @@ def test_the_scoring_copy_runs_every_linear_layer_through_onednn_on_the_models_o
     assert torch.allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
+@needs_onednn
+def test_an_eager_copy_packs_its_weights_and_a_compiled_copy_does_not():
+    # given a small model's body
+    body = gpt2().base_model
+    # when it is copied for eager and for compiled runs
+    eager, compiled = scoring_copy(body, compiled=False), scoring_copy(body, compiled=True)
+    # then each eager layer packs its weight once it runs, and each compiled one reads the model's
+    assert all(m.pack and m.packed is None for m in eager.modules() if isinstance(m, OneDnnLinear))
+    with torch.no_grad():
+        eager(input_ids=torch.tensor([[1, 2, 3]]))
+    assert all(m.packed is not None for m in eager.modules() if isinstance(m, OneDnnLinear))
+    layers = [m for m in compiled.modules() if isinstance(m, OneDnnLinear)]
+    assert layers and not any(m.pack for m in layers)
+
+
+@needs_onednn
+def test_no_weight_is_packed_above_the_memory_limit(monkeypatch):
+    # given a limit of 0 MB for packed weights
+    monkeypatch.setenv("WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB", "0")
+    # when a body is copied for eager runs
+    clone = scoring_copy(gpt2().base_model, compiled=False)
+    # then its layers go through oneDNN on the model's own weights
+    layers = [m for m in clone.modules() if isinstance(m, OneDnnLinear)]
+    assert layers and not any(m.pack for m in layers)
+
+
 def test_with_onednn_off_the_copy_keeps_torchs_layers(onednn_off):
     # given WELLCHOSEN_CPU_ONEDNN=0
     # when a body is copied for scoring
