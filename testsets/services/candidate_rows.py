@@ -25,7 +25,7 @@ from annotation.models import Annotator, Score
 from core.bulk import BulkWriter, ModelRows
 from testsets.models import TestSet, TestSetCandidate, TestSetQuestion
 
-_FETCH = 100_000  # score rows per fetch of the streamed writer (about 5,000 questions)
+_FETCH = 100_000  # rows per fetch (the streamed writer's score rows: about 5,000 questions)
 _SLOTS = "wellchosen_testset_stage_slots"
 
 
@@ -109,15 +109,17 @@ class AggregatedCandidateRows(CandidateRows):
             {"position": "integer NOT NULL", "rank": "integer NOT NULL", "slot": "integer NOT NULL"},
             primary_key=["position", "rank"],
         ):
-            with connection.cursor() as cursor:
+            # each question's (position, id, candidates), a fetch at a time: memory stays flat
+            with connection.chunked_cursor() as cursor:
                 cursor.execute(
                     f"SELECT tsq.position, tsq.question_id, COUNT(*) FROM {tsq} tsq "
                     f"JOIN {self.staged} sc ON sc.position = tsq.position WHERE tsq.testset_id = %s "
                     "GROUP BY tsq.position, tsq.question_id",
                     [testset.pk],
                 )
-                questions = cursor.fetchall()
-            self.writer.insert_into(_SLOTS, ["position", "rank", "slot"], self._slots(questions, seed=testset.seed))
+                while questions := cursor.fetchmany(_FETCH):
+                    slots = self._slots(questions, seed=testset.seed)
+                    self.writer.insert_into(_SLOTS, ["position", "rank", "slot"], slots)
             self.writer.analyze(_SLOTS)
             with connection.cursor() as cursor:
                 cursor.execute(
