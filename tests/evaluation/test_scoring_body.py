@@ -15,6 +15,7 @@ from evaluation.scoring.body import (  # noqa: E402
     packed_body,
     scoring_copy,
 )
+from tests.evaluation.scoring_models import gpt2  # noqa: E402
 
 TANH_GELUS = [
     ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
@@ -24,13 +25,6 @@ TANH_GELUS = [
     ("gelu_accurate", lambda: transformers.activations.ACT2FN["gelu_accurate"]),
 ]
 FORMS = [SigmoidGELU, FusedTanhGELU]
-
-
-def gpt2(activation: str = "gelu_new"):
-    config = transformers.GPT2Config(
-        vocab_size=50, n_positions=32, n_embd=16, n_layer=2, n_head=2, activation_function=activation
-    )
-    return transformers.GPT2LMHeadModel(config).eval()
 
 
 @pytest.mark.parametrize("form", FORMS, ids=[f.__name__ for f in FORMS])

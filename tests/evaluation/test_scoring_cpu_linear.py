@@ -11,6 +11,7 @@ from evaluation.scoring.body import scoring_copy  # noqa: E402
 from evaluation.scoring.compiled import CompiledBody  # noqa: E402
 from evaluation.scoring.cpu_linear import OneDnnLinear, onednn_linear, onednn_linear_available  # noqa: E402
 from evaluation.scoring.packed import head_logits  # noqa: E402
+from tests.evaluation.scoring_models import gpt2, llama  # noqa: E402
 
 needs_onednn = pytest.mark.skipif(not onednn_linear_available(), reason="torch's oneDNN linear op does not run here")
 
@@ -26,23 +27,6 @@ def onednn_off(monkeypatch):
 
 def is_linear(module) -> bool:
     return type(module) is torch.nn.Linear or type(module).__name__ == "Conv1D"
-
-
-def gpt2():
-    config = transformers.GPT2Config(vocab_size=50, n_positions=32, n_embd=16, n_layer=2, n_head=2)
-    return transformers.GPT2LMHeadModel(config).eval()
-
-
-def llama():
-    config = transformers.LlamaConfig(
-        vocab_size=50,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        max_position_embeddings=32,
-    )
-    return transformers.LlamaForCausalLM(config).eval()
 
 
 @needs_onednn
