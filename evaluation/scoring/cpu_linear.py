@@ -52,6 +52,11 @@ def uses_onednn(weight: torch.Tensor) -> bool:
 def onednn_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """``F.linear`` through oneDNN. An operator of its own, so that a compiled graph calls it as it
     is (Inductor would otherwise take a ``Conv1D``'s ``addmm`` to MKL)."""
+    return _pointwise(x, weight, bias)
+
+
+def _pointwise(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """oneDNN's linear, with no activation after it; ``weight`` plain or packed (``_reorder_linear_weight``)."""
     return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, "none", [], "")
 
 
@@ -71,8 +76,8 @@ class OneDnnLinear(torch.nn.Module):
     """A linear layer of a scoring copy through oneDNN (``transposed``: GPT-2's ``Conv1D``, whose
     weight is [in, out]). Unpacked, it reads the weight from the module it replaces at each call,
     so the weight stays shared with the model. ``packed`` (eager copies only): a copy of the weight
-    in oneDNN's blocked layout is made on the first call, so that no call reorders it (about 6 % faster eager
-    scoring on a 2-vCPU EPYC Zen 4, for as much memory again as the weight)."""
+    in oneDNN's blocked layout is made on the first call, so that no call reorders it (about 6 %
+    faster eager scoring on a 2-vCPU EPYC Zen 4, for as much memory again as the weight)."""
 
     def __init__(self, source: torch.nn.Module, *, transposed: bool, packed: bool = False) -> None:
         super().__init__()
@@ -98,7 +103,7 @@ class OneDnnLinear(torch.nn.Module):
         if self.pack:
             if self.packed is None:
                 self.packed = torch.ops.mkldnn._reorder_linear_weight(self._plain_weight().contiguous(), _PACK_ROWS)
-            return torch.ops.mkldnn._linear_pointwise(x.contiguous(), self.packed, self.source.bias, "none", [], "")
+            return _pointwise(x, self.packed, self.source.bias)
         return onednn_linear(x, self._plain_weight(), self.source.bias)
 
 
