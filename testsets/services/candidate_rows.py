@@ -60,7 +60,7 @@ class StreamedCandidateRows(CandidateRows):
             f"LEFT JOIN {annotator} a ON a.id = s.annotator_id "
             "ORDER BY sc.position, sc.rank, s.annotator_id"
         )
-        counts = [0, 0]  # candidates, scores
+        candidates, self.scores = 0, 0  # the scores: counted as _shuffled writes them
         # One query, streamed (one join over the scores, not an index probe per candidate); each
         # fetch is written but for its last question, whose rows may go on in the next one.
         with connection.chunked_cursor() as cursor:
@@ -71,33 +71,33 @@ class StreamedCandidateRows(CandidateRows):
                 cut = len(pending)
                 while cut and pending[cut - 1][0] == pending[-1][0]:
                     cut -= 1
-                counts[0] += self.writer.insert(rows, self._rows(pending[:cut], seed=testset.seed, counts=counts))
+                candidates += self.writer.insert(rows, self._rows(pending[:cut], seed=testset.seed))
                 pending = pending[cut:]
-            counts[0] += self.writer.insert(rows, self._rows(pending, seed=testset.seed, counts=counts))
-        return counts[0], counts[1]
+            candidates += self.writer.insert(rows, self._rows(pending, seed=testset.seed))
+        return candidates, self.scores
 
-    def _rows(self, fetched: list[tuple], *, seed: int, counts: list[int]):
+    def _rows(self, fetched: list[tuple], *, seed: int):
         """(item, candidate, position, is ground truth, scores) from the rows of a block, which come
         ordered by question, rank and annotator."""
         item: list = []  # the current question's [item id, question id, [[candidate id, scores], ...]]
         for item_id, question_id, rank, candidate_id, provider, external_id, value in fetched:
             if not item or item[0] != item_id:
-                yield from self._shuffled(item, seed=seed, counts=counts)
+                yield from self._shuffled(item, seed=seed)
                 item = [item_id, question_id, []]
             chosen = item[2]
             if rank == len(chosen):
                 chosen.append((candidate_id, []))
             if value is not None:
                 chosen[rank][1].append([f"{provider}:{external_id}", value])
-        yield from self._shuffled(item, seed=seed, counts=counts)
+        yield from self._shuffled(item, seed=seed)
 
-    def _shuffled(self, item: list, *, seed: int, counts: list[int]):
+    def _shuffled(self, item: list, *, seed: int):
         if not item:
             return
         item_id, question_id, chosen = item
         order = shuffled_order(seed=seed, question_id=question_id, n=len(chosen))
         for rank, ((candidate_id, scores), position) in enumerate(zip(chosen, order, strict=True)):
-            counts[1] += len(scores)
+            self.scores += len(scores)
             yield (item_id, candidate_id, position, rank == 0, json.dumps(scores))
 
 
