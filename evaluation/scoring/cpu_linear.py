@@ -11,10 +11,15 @@ Inductor keeps GPT-2's ``Conv1D`` products (``addmm``) on MKL, so a compiled bod
 op below instead (one graph, no break). End to end, bench/scoring.py went from 2.87x lm-eval's
 speed (compiled, MKL) to 3.11x compiled and 3.31x eager (medians of 3; bench/README.md).
 
+Where it applies (``WELLCHOSEN_CPU_ONEDNN``): ``auto``, the default, only where the cause is, a
+torch whose BLAS is MKL on a CPU whose vendor is not Intel's; on an Intel CPU MKL takes its own
+tuned path, and the Xeon figures (3.05-3.28x) were measured with it. ``1`` on any CPU where the
+op runs, ``0`` never.
+
 ``torch.ops.mkldnn._linear_pointwise`` takes the model's own weight as it lies ([out, in], or a
 transposed view of GPT-2's [in, out] ``Conv1D`` weight), so no weight is copied. It is not a public
-API: a probe checks it once against ``F.linear``, and where it is missing or differs, or where
-``WELLCHOSEN_CPU_ONEDNN=0``, the products stay torch's default.
+API: a probe checks it once against ``F.linear``, and where it is missing or differs the products
+stay torch's default.
 """
 
 import functools
@@ -25,12 +30,58 @@ import torch
 _PACK_ROWS = 2048  # the rows of input a packed weight's layout is chosen for (the CPU batch's tokens)
 
 
+_SETTINGS = {
+    "auto": "auto",
+    "1": "on",
+    "true": "on",
+    "yes": "on",
+    "on": "on",
+    "0": "off",
+    "false": "off",
+    "no": "off",
+    "off": "off",
+}
+
+
+def onednn_setting() -> str:
+    """``WELLCHOSEN_CPU_ONEDNN`` as "auto", "on" or "off"; any other value is an error naming it."""
+    raw = os.environ.get("WELLCHOSEN_CPU_ONEDNN", "auto")
+    try:
+        return _SETTINGS[raw.strip().lower()]
+    except KeyError:
+        raise ValueError(f"WELLCHOSEN_CPU_ONEDNN={raw!r}: expected auto, 1 or 0") from None
+
+
+def cpu_vendor() -> str:
+    """The CPU's vendor string as the kernel reports it ("GenuineIntel", "AuthenticAMD"), or ""."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("vendor_id"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def mkl_takes_a_generic_path() -> bool:
+    """Whether torch's float32 products go to MKL on a CPU that MKL does not tune for (not Intel's)."""
+    return torch.backends.mkl.is_available() and cpu_vendor() not in ("", "GenuineIntel")
+
+
 @functools.cache
 def onednn_linear_available() -> bool:
-    """Whether oneDNN's linear op is wanted (``WELLCHOSEN_CPU_ONEDNN``, default on), runs here and
-    agrees with ``F.linear`` on a small float32 product."""
-    if os.environ.get("WELLCHOSEN_CPU_ONEDNN", "1").strip().lower() in ("0", "false", "no", "off"):
+    """Whether the products go through oneDNN here: wanted (``onednn_setting``; ``auto`` where
+    ``mkl_takes_a_generic_path``) and ``onednn_linear_runs``."""
+    setting = onednn_setting()
+    if setting == "off" or (setting == "auto" and not mkl_takes_a_generic_path()):
         return False
+    return onednn_linear_runs()
+
+
+@functools.cache
+def onednn_linear_runs() -> bool:
+    """Whether oneDNN's linear op runs here and agrees with ``F.linear`` on a small float32 product."""
     op = getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
     if op is None or not torch.backends.mkldnn.is_available():
         return False
@@ -48,20 +99,32 @@ def uses_onednn(weight: torch.Tensor) -> bool:
     return weight.device.type == "cpu" and weight.dtype == torch.float32 and onednn_linear_available()
 
 
+# an activation oneDNN applies to a product's output as it writes it: (its name, its algorithm)
+ACTIVATIONS = {"none": ("none", ""), "gelu_tanh": ("gelu", "tanh"), "gelu_erf": ("gelu", "none")}
+
+
 @torch.library.custom_op("wellchosen::onednn_linear", mutates_args=())
-def onednn_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """``F.linear`` through oneDNN. An operator of its own, so that a compiled graph calls it as it
-    is (Inductor would otherwise take a ``Conv1D``'s ``addmm`` to MKL)."""
-    return _pointwise(x, weight, bias)
+def onednn_linear(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str = "none"
+) -> torch.Tensor:
+    """``F.linear`` through oneDNN, followed by ``activation`` (``ACTIVATIONS``). An operator of its
+    own, so that a compiled graph calls it as it is (Inductor would otherwise take a ``Conv1D``'s
+    ``addmm`` to MKL)."""
+    return _pointwise(x, weight, bias, activation)
 
 
-def _pointwise(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    """oneDNN's linear, with no activation after it; ``weight`` plain or packed (``_reorder_linear_weight``)."""
-    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, "none", [], "")
+def _pointwise(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str = "none"
+) -> torch.Tensor:
+    """oneDNN's linear with ``activation`` fused after it; ``weight`` plain or packed (``_reorder_linear_weight``)."""
+    name, algorithm = ACTIVATIONS[activation]
+    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, name, [], algorithm)
 
 
 @onednn_linear.register_fake
-def _onednn_linear_shape(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def _onednn_linear_shape(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str = "none"
+) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
@@ -75,16 +138,19 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 class OneDnnLinear(torch.nn.Module):
     """A linear layer of a scoring copy through oneDNN (``transposed``: GPT-2's ``Conv1D``, whose
     weight is [in, out]). Unpacked, it reads the weight from the module it replaces at each call,
-    so the weight stays shared with the model. ``packed`` (eager copies only): a copy of the weight
-    in oneDNN's blocked layout is made on the first call, so that no call reorders it (about 6 %
-    faster eager scoring on a 2-vCPU EPYC Zen 4, for as much memory again as the weight)."""
+    so the weight stays shared with the model. ``packed``: a copy of the weight in oneDNN's blocked
+    layout, so that no call reorders it (for as much memory again as the weight), made by
+    ``pack_weight``: an eager copy calls it on its first call (an unused copy costs nothing), a
+    compiled one before it is traced (the packed weight is then a constant of the graph). About
+    6 % faster eager scoring on a 2-vCPU EPYC Zen 4."""
 
     def __init__(self, source: torch.nn.Module, *, transposed: bool, packed: bool = False) -> None:
         super().__init__()
         self.source = source
         self.transposed = transposed
         self.pack = packed
-        self.packed: torch.Tensor | None = None  # made on the first call: an unused copy costs nothing
+        self.activation = "none"  # fuse_activation sets another where one follows the product
+        self.packed: torch.Tensor | None = None
 
     @property
     def weight(self) -> torch.Tensor:  # code that reads a layer's weight (its dtype, say) finds the model's
@@ -94,17 +160,23 @@ class OneDnnLinear(torch.nn.Module):
     def bias(self) -> torch.Tensor | None:
         return self.source.bias
 
+    @property
+    def in_features(self) -> int:
+        return self._plain_weight().shape[1]
+
     def _plain_weight(self) -> torch.Tensor:
         return self.source.weight.t() if self.transposed else self.source.weight
+
+    def pack_weight(self) -> None:
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(self._plain_weight().contiguous(), _PACK_ROWS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # no check here: onednn_replacement made the layer only where the op runs, and a check
         # would break a compiled graph
-        if self.pack:
-            if self.packed is None:
-                self.packed = torch.ops.mkldnn._reorder_linear_weight(self._plain_weight().contiguous(), _PACK_ROWS)
-            return _pointwise(x, self.packed, self.source.bias)
-        return onednn_linear(x, self._plain_weight(), self.source.bias)
+        if self.pack and self.packed is None:
+            self.pack_weight()
+        weight = self.packed if self.packed is not None else self._plain_weight()
+        return onednn_linear(x, weight, self.source.bias, self.activation)
 
 
 def onednn_replacement(module: torch.nn.Module, *, packed: bool = False) -> torch.nn.Module | None:

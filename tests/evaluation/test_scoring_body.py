@@ -15,7 +15,20 @@ from evaluation.scoring.body import (  # noqa: E402
     packed_body,
     scoring_copy,
 )
+from evaluation.scoring.cpu_linear import onednn_linear_available  # noqa: E402
 from tests.evaluation.scoring_models import gpt2  # noqa: E402
+
+
+@pytest.fixture
+def products_in_torch(monkeypatch):
+    """The copy's GELU forms where the products stay torch's: through oneDNN, an MLP's GELU is
+    applied by its first product instead (test_scoring_cpu_linear.py)."""
+    monkeypatch.setenv("WELLCHOSEN_CPU_ONEDNN", "0")
+    onednn_linear_available.cache_clear()
+    yield
+    monkeypatch.undo()
+    onednn_linear_available.cache_clear()
+
 
 TANH_GELUS = [
     ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
@@ -40,7 +53,7 @@ def test_each_gelu_form_computes_each_tanh_gelu_to_float32_rounding(name, make, 
     assert torch.allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
-def test_the_compiled_copy_uses_the_sigmoid_form_and_shares_every_weight():
+def test_the_compiled_copy_uses_the_sigmoid_form_and_shares_every_weight(products_in_torch):
     # given a GPT-2 body (gelu_new in each MLP)
     body = gpt2().base_model
     # when it is copied for a compiled run
@@ -53,7 +66,7 @@ def test_the_compiled_copy_uses_the_sigmoid_form_and_shares_every_weight():
     assert {id(b) for b in clone.buffers()} == {id(b) for b in body.buffers()}
 
 
-def test_the_eager_copy_calls_torchs_fused_kernel_for_python_gelus_only():
+def test_the_eager_copy_calls_torchs_fused_kernel_for_python_gelus_only(products_in_torch):
     # given GPT-2 bodies with the Python tanh GELU, torch's fused one, and the erf GELU
     python, fused, erf = (gpt2(a).base_model for a in ("gelu_new", "gelu_pytorch_tanh", "gelu"))
     # when they are copied for an eager run
