@@ -66,6 +66,17 @@ def dialogues(path: Path) -> list[list[str]]:
     return [[t.strip() for t in line.split("__eou__") if t.strip()] for line in path.open(encoding="utf-8")]
 
 
+def cpu_products() -> str:
+    """Which library does our float32 products on a CPU, and why (evaluation/scoring/cpu_linear.py)."""
+    from evaluation.scoring import cpu_linear
+
+    setting = f"WELLCHOSEN_CPU_ONEDNN={cpu_linear.onednn_setting()}"
+    vendor = cpu_linear.cpu_vendor() or "unknown vendor"
+    blas = "MKL" if torch.backends.mkl.is_available() else "no MKL"
+    where = "oneDNN" if cpu_linear.onednn_linear_available() else "torch's default"
+    return f"our products through {where} ({setting}; {blas}, {vendor}); lm-eval's through torch's default"
+
+
 def build_questions(n: int, seed: int, false: int = 3) -> list[tuple[list[str], list[str], int]]:
     """(context turns, candidates, index of the ground truth) for n questions of 1 + ``false`` candidates."""
     source = []
@@ -220,7 +231,7 @@ def main() -> None:
         + (
             f" ({torch.cuda.get_device_name()})"
             if args.device.startswith("cuda")
-            else f", {torch.get_num_threads()} threads"
+            else f", {torch.get_num_threads()} threads, {cpu_products()}"
         )
     )
     questions = build_questions(args.questions, args.seed, args.false)
