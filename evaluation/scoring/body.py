@@ -123,8 +123,10 @@ def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
             setattr(parent, name, replacement)
     for module in clone.modules():
         fuse_activation(module)
-        if compiled and isinstance(module, OneDnnLinear) and module.pack and module.packed is None:
-            module.pack_weight()  # before tracing, so that the graph holds the packed weight
+    if compiled:  # packed before tracing, so that the graph holds the packed weights
+        for layer in clone.modules():
+            if isinstance(layer, OneDnnLinear) and layer.pack:
+                layer.pack_weight()
     return clone
 
 
@@ -139,11 +141,14 @@ def fuse_activation(mlp: torch.nn.Module) -> bool:
     if not isinstance(product, OneDnnLinear) or kind is None:
         return False
     probe = torch.randn(2, 3, product.in_features, generator=torch.Generator().manual_seed(0))
+    layers = [m for m in mlp.modules() if isinstance(m, OneDnnLinear)]
     with torch.no_grad():
         expected = mlp(probe)
         product.activation = kind
         setattr(mlp, names[1], torch.nn.Identity())
         got = mlp(probe)
+    for layer in layers:  # the probe packed them: an eager copy that never runs holds no packed weight
+        layer.packed = None
     if got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
         return True
     product.activation = "none"

@@ -9,7 +9,7 @@ through MKL and 186-198 through oneDNN; the output head's ([256 x 512] by 512 x 
 against 174. It serves the output head on every path and the packed body, eager and compiled:
 Inductor keeps GPT-2's ``Conv1D`` products (``addmm``) on MKL, so a compiled body calls the custom
 op below instead (one graph, no break). End to end, bench/scoring.py went from 2.87x lm-eval's
-speed (compiled, MKL) to 3.11x compiled and 3.31x eager (medians of 3; bench/README.md).
+speed (compiled, MKL) to 3.1-3.4x eager and compiled (medians of 3 on two VMs; bench/README.md).
 
 Where it applies (``WELLCHOSEN_CPU_ONEDNN``): ``auto``, the default, only where the cause is, a
 torch whose BLAS is MKL on a CPU whose vendor is not Intel's; on an Intel CPU MKL takes its own
@@ -109,14 +109,7 @@ def onednn_linear(
 ) -> torch.Tensor:
     """``F.linear`` through oneDNN, followed by ``activation`` (``ACTIVATIONS``). An operator of its
     own, so that a compiled graph calls it as it is (Inductor would otherwise take a ``Conv1D``'s
-    ``addmm`` to MKL)."""
-    return _pointwise(x, weight, bias, activation)
-
-
-def _pointwise(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str = "none"
-) -> torch.Tensor:
-    """oneDNN's linear with ``activation`` fused after it; ``weight`` plain or packed (``_reorder_linear_weight``)."""
+    ``addmm`` to MKL). ``weight``: plain, or packed by ``_reorder_linear_weight``."""
     name, algorithm = ACTIVATIONS[activation]
     return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, name, [], algorithm)
 
