@@ -71,3 +71,17 @@ def two_gpts(db, tiny_gpt2_dir):
     ]
     yield systems
     scorer_cache_clear()
+
+
+@pytest.fixture
+def products_in_torch(monkeypatch):
+    """A scorer's products stay torch's (WELLCHOSEN_CPU_ONEDNN=0), for tests of what the copy runs
+    then: through oneDNN, an MLP's GELU is applied by its first product instead
+    (test_scoring_cpu_linear.py)."""
+    from evaluation.scoring.cpu_linear import onednn_linear_available
+
+    monkeypatch.setenv("WELLCHOSEN_CPU_ONEDNN", "0")
+    onednn_linear_available.cache_clear()
+    yield
+    monkeypatch.undo()
+    onednn_linear_available.cache_clear()

@@ -265,8 +265,8 @@ def test_a_cpu_head_chunk_keeps_its_logits_near_two_million_floats_and_at_least_
     assert head_chunk_rows(torch.device("cuda"), vocab) == 4096
 
 
-def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_dir):
-    # given an eager packed scorer of a GPT-2 (gelu_new)
+def test_the_eager_packed_path_runs_a_weight_sharing_copy_of_the_body(tiny_gpt2_dir, products_in_torch):
+    # given an eager packed scorer of a GPT-2 (gelu_new), its products torch's
     scorer = make_scorer(tiny_gpt2_dir, "causal")
     body = scorer.packed_body.body
     # then it runs a copy of the body with torch's fused GELU and a cut last MLP, on the model's weights

@@ -15,20 +15,7 @@ from evaluation.scoring.body import (  # noqa: E402
     packed_body,
     scoring_copy,
 )
-from evaluation.scoring.cpu_linear import onednn_linear_available  # noqa: E402
 from tests.evaluation.scoring_models import gpt2  # noqa: E402
-
-
-@pytest.fixture
-def products_in_torch(monkeypatch):
-    """The copy's GELU forms where the products stay torch's: through oneDNN, an MLP's GELU is
-    applied by its first product instead (test_scoring_cpu_linear.py)."""
-    monkeypatch.setenv("WELLCHOSEN_CPU_ONEDNN", "0")
-    onednn_linear_available.cache_clear()
-    yield
-    monkeypatch.undo()
-    onednn_linear_available.cache_clear()
-
 
 TANH_GELUS = [
     ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
