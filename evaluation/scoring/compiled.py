@@ -2,8 +2,9 @@
 
 Inductor fuses the body's element-wise work (GELU, layer norms, residual adds, the attention
 mask), and ``freezing`` folds the weights into the graph as constants (their layout changes are
-done once, not per batch). The matrix products stay library calls (on a CPU oneDNN's, as in the
-eager copy: cpu_linear.py): measured, the packed path ran 10-20 % faster on a 2-core CPU and 1.7x
+done once, not per batch). The matrix products stay library calls (where cpu_linear.py sends a
+CPU's products to oneDNN, its custom op on weights packed before tracing, as in the eager copy):
+measured, the packed path ran 10-20 % faster on a 2-core CPU and 1.7x
 faster on an H100 in bf16 (bench/scoring.py; README). The price is a compilation on the first
 batches (16-37 s on a 2-core CPU, 153 s for a 1.27 B model on the H100; once per worker, which
 keeps the scorer). Shapes are dynamic, so new
