@@ -14,8 +14,8 @@ compiler on a CPU and Triton on a GPU; when it fails for any reason the body fal
 mode for good, with a warning, and the numbers do not change.
 
 What is compiled is the body's packed copy (body.py: shared weights, the tanh GELU written as
-``x * sigmoid(2z)``, which Inductor computes 2.6x faster than its tanh, and the last layer's MLP
-only where an output is read).
+``x * sigmoid(2z)``, which Inductor computes 2.6x faster than its tanh, or, through oneDNN, applied
+by the MLP's first product, and the last layer's MLP only where an output is read).
 """
 
 import logging
