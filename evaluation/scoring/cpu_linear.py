@@ -23,33 +23,20 @@ stay torch's default.
 """
 
 import functools
-import os
 
 import torch
+
+from config.settings.env import env_bool, env_int, env_str
 
 _PACK_ROWS = 2048  # the rows of input a packed weight's layout is chosen for (the CPU batch's tokens)
 
 
-_SETTINGS = {
-    "auto": "auto",
-    "1": "on",
-    "true": "on",
-    "yes": "on",
-    "on": "on",
-    "0": "off",
-    "false": "off",
-    "no": "off",
-    "off": "off",
-}
-
-
 def onednn_setting() -> str:
-    """``WELLCHOSEN_CPU_ONEDNN`` as "auto", "on" or "off"; any other value is an error naming it."""
-    raw = os.environ.get("WELLCHOSEN_CPU_ONEDNN", "auto")
-    try:
-        return _SETTINGS[raw.strip().lower()]
-    except KeyError:
-        raise ValueError(f"WELLCHOSEN_CPU_ONEDNN={raw!r}: expected auto, 1 or 0") from None
+    """``WELLCHOSEN_CPU_ONEDNN`` as "auto" (unset, empty or ``auto``), "on" or "off" (read as the
+    settings' booleans are: ``env_bool``, whose error names the variable)."""
+    if env_str("WELLCHOSEN_CPU_ONEDNN", "auto").strip().lower() in ("", "auto"):
+        return "auto"
+    return "on" if env_bool("WELLCHOSEN_CPU_ONEDNN", False) else "off"
 
 
 def cpu_vendor() -> str:
@@ -189,9 +176,9 @@ def replaceable(module: torch.nn.Module) -> bool:
 
 
 def packs_weights(module: torch.nn.Module) -> bool:
-    """Whether an eager scoring copy of ``module`` keeps packed copies of its linear weights: when
-    they take at most ``WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB`` (default 1024; 0: never), the memory
-    they cost again."""
-    limit = int(os.environ.get("WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB", "1024")) * 2**20
+    """Whether a scoring copy of ``module`` keeps packed copies of its linear weights: when they
+    take at most ``WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB`` (default 1024; 0: never), the memory they
+    cost again."""
+    limit = env_int("WELLCHOSEN_CPU_ONEDNN_PACK_MAX_MB", 1024) * 2**20
     size = sum(m.weight.numel() * m.weight.element_size() for m in module.modules() if replaceable(m))
     return 0 < size <= limit
