@@ -121,12 +121,12 @@ def scoring_copy(module: torch.nn.Module, *, compiled: bool) -> torch.nn.Module:
     for parent, name, replacement in replacements:
         if replacement is not None:
             setattr(parent, name, replacement)
-    for module in clone.modules():
-        fuse_activation(module)
     if compiled:  # packed before tracing, so that the graph holds the packed weights
         for layer in clone.modules():
             if isinstance(layer, OneDnnLinear) and layer.pack:
                 layer.pack_weight()
+    for module in clone.modules():
+        fuse_activation(module)
     return clone
 
 
@@ -141,13 +141,13 @@ def fuse_activation(mlp: torch.nn.Module) -> bool:
     if not isinstance(product, OneDnnLinear) or kind is None:
         return False
     probe = torch.randn(2, 3, product.in_features, generator=torch.Generator().manual_seed(0))
-    layers = [m for m in mlp.modules() if isinstance(m, OneDnnLinear)]
+    unpacked = [m for m in mlp.modules() if isinstance(m, OneDnnLinear) and m.packed is None]
     with torch.no_grad():
         expected = mlp(probe)
         product.activation = kind
         setattr(mlp, names[1], torch.nn.Identity())
         got = mlp(probe)
-    for layer in layers:  # the probe packed them: an eager copy that never runs holds no packed weight
+    for layer in unpacked:  # what the probe packed: an eager copy that never runs holds no packed weight
         layer.packed = None
     if got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
         return True
