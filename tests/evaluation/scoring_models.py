@@ -20,3 +20,16 @@ def llama():
         max_position_embeddings=32,
     )
     return transformers.LlamaForCausalLM(config).eval()
+
+
+def opt():
+    """An OPT, whose layers name their products fc1 / fc2 and have no ``mlp`` module."""
+    config = transformers.OPTConfig(
+        vocab_size=50,
+        hidden_size=16,
+        ffn_dim=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=32,
+    )
+    return transformers.OPTForCausalLM(config).eval()

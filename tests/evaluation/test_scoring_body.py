@@ -15,7 +15,7 @@ from evaluation.scoring.body import (  # noqa: E402
     packed_body,
     scoring_copy,
 )
-from tests.evaluation.scoring_models import gpt2  # noqa: E402
+from tests.evaluation.scoring_models import gpt2, opt  # noqa: E402
 
 TANH_GELUS = [
     ("torch GELU(approximate='tanh')", lambda: torch.nn.GELU(approximate="tanh")),
@@ -125,15 +125,7 @@ def test_concurrent_eager_calls_each_cut_their_own_rows():
 
 def test_a_last_layer_without_a_dense_mlp_runs_in_full():
     # given an OPT body (its layers name their products fc1 / fc2, no mlp module)
-    config = transformers.OPTConfig(
-        vocab_size=50,
-        hidden_size=16,
-        ffn_dim=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        max_position_embeddings=32,
-    )
-    body = transformers.OPTForCausalLM(config).eval().base_model
+    body = opt().base_model
     # when its packed body is built
     packed = packed_body(body, compiled=False)
     # then nothing is cut
